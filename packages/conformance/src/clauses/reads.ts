@@ -1,0 +1,3 @@
+import type { SuiteContext } from "../suite-context.js";
+
+export function readClauses(_ctx: SuiteContext): void {}

@@ -1,0 +1,76 @@
+import { InjectedFault, type JobStore, type StepPoint } from "@belay/contract";
+import { expect } from "vitest";
+import { snapshot } from "./snapshot.js";
+import type { SuiteContext } from "./suite-context.js";
+
+/** A write parked at a step: `reached` resolves when it gets there; `release()` lets it go on. */
+export interface Parked {
+  readonly reached: Promise<StepPoint>;
+  release(): void;
+}
+
+/** Parks the first write of `store` that reaches a step matching `match`. */
+export function parkAt(ctx: SuiteContext, store: JobStore, match: (point: StepPoint) => boolean): Parked {
+  let signalReached!: (point: StepPoint) => void;
+  let signalRelease!: () => void;
+  const reached = new Promise<StepPoint>((resolve) => (signalReached = resolve));
+  const released = new Promise<void>((resolve) => (signalRelease = resolve));
+  let armed = true;
+  ctx.setStepHook(store, (point) => {
+    if (!armed || !match(point)) return;
+    armed = false;
+    signalReached(point);
+    return released;
+  });
+  return { reached, release: () => signalRelease() };
+}
+
+/** Resolves `true` if `promise` settles within `ms`, else `false` (it keeps running). */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const settled = promise.then(
+    () => true,
+    () => true,
+  );
+  try {
+    return await Promise.race([settled, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Proves `operation` is atomic: it is first run once to learn its internal steps; then, for every
+ * step, a fresh store goes through `setup`, the operation is faulted at that step, and the store
+ * must read exactly as before (and still accept the operation afterwards).
+ */
+export async function expectAtomic(
+  ctx: SuiteContext,
+  setup: (store: JobStore) => Promise<void>,
+  operation: (store: JobStore) => Promise<unknown>,
+): Promise<number> {
+  const probe = await ctx.store();
+  await setup(probe);
+  const points: StepPoint[] = [];
+  ctx.setStepHook(probe, (point) => void points.push(point));
+  await operation(probe);
+  ctx.setStepHook(probe, null);
+  // At least one step between writes, besides the final one before commit.
+  expect(points.length, "the operation exposes internal steps").toBeGreaterThanOrEqual(2);
+
+  for (let k = 0; k < points.length; k++) {
+    const store = await ctx.store();
+    await setup(store);
+    const before = await snapshot(store);
+    let seen = 0;
+    ctx.setStepHook(store, (point) => {
+      if (seen++ === k) throw new InjectedFault(point);
+    });
+    await expect(operation(store), `fault at ${points[k]!.step}`).rejects.toMatchObject({ code: "BELAY_INJECTED_FAULT" });
+    ctx.setStepHook(store, null);
+    expect(await snapshot(store), `nothing survives a fault at ${points[k]!.step}`).toEqual(before);
+    await operation(store);
+  }
+  return points.length;
+}

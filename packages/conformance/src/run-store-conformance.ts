@@ -1,0 +1,87 @@
+import type { JobStore } from "@belay/contract";
+import { afterEach, describe } from "vitest";
+import { atomicityClauses } from "./clauses/atomicity.js";
+import { claimClauses } from "./clauses/claim.js";
+import { enqueueClauses } from "./clauses/enqueue.js";
+import { expiryClauses } from "./clauses/expiry.js";
+import { historyClauses } from "./clauses/history.js";
+import { leaseClauses } from "./clauses/leases.js";
+import { observerClauses } from "./clauses/observers.js";
+import { operatorClauses } from "./clauses/operator.js";
+import { outcomeClauses } from "./clauses/outcomes.js";
+import { readClauses } from "./clauses/reads.js";
+import { retentionClauses } from "./clauses/retention.js";
+import { scheduleClauses } from "./clauses/schedules.js";
+import { storeClauses } from "./clauses/store.js";
+import { tagClauses } from "./clauses/tags.js";
+import { workflowClauses } from "./clauses/workflows.js";
+import type { StoreConformanceOptions, SuiteContext } from "./suite-context.js";
+
+/**
+ * Registers the whole Storage Contract as vitest tests against an adapter, one test per clause,
+ * grouped by behaviour. Call it at the top level of a test file:
+ *
+ * @example
+ * ```ts
+ * import { runStoreConformance } from "@belay/conformance";
+ * import { MemoryStore } from "@belay/memory";
+ *
+ * runStoreConformance({
+ *   name: "memory",
+ *   createStore: async (options) => new MemoryStore(options),
+ *   hooks: { setStepHook: (store, hook) => (store as MemoryStore).setStepHook(hook) },
+ * });
+ * ```
+ */
+export function runStoreConformance(options: StoreConformanceOptions): void {
+  const hooks = options.hooks ?? {};
+  const created: JobStore[] = [];
+  const peers: JobStore[] = [];
+
+  const ctx: SuiteContext = {
+    name: options.name,
+    hooks,
+    async store(storeOptions = {}) {
+      const store = await options.createStore(storeOptions);
+      created.push(store);
+      return store;
+    },
+    async peer(store) {
+      if (!hooks.openPeer) return store;
+      const peer = await hooks.openPeer(store);
+      if (peer !== store) peers.push(peer);
+      return peer;
+    },
+    setStepHook(store, hook) {
+      if (!hooks.setStepHook) throw new Error(`${options.name} grants no hooks.setStepHook`);
+      hooks.setStepHook(store, hook);
+    },
+    can: (hook) => hooks[hook] !== undefined,
+  };
+
+  afterEach(async () => {
+    for (const peer of peers.splice(0)) await peer.close();
+    for (const store of created.splice(0)) {
+      if (options.destroyStore) await options.destroyStore(store);
+      else await store.close();
+    }
+  });
+
+  describe(`${options.name}: Storage Contract`, () => {
+    describe("store", () => storeClauses(ctx));
+    describe("enqueue", () => enqueueClauses(ctx));
+    describe("claim", () => claimClauses(ctx));
+    describe("outcomes", () => outcomeClauses(ctx));
+    describe("leases", () => leaseClauses(ctx));
+    describe("expiry", () => expiryClauses(ctx));
+    describe("schedules", () => scheduleClauses(ctx));
+    describe("operator", () => operatorClauses(ctx));
+    describe("reads", () => readClauses(ctx));
+    describe("history", () => historyClauses(ctx));
+    describe("tags", () => tagClauses(ctx));
+    describe("workflows", () => workflowClauses(ctx));
+    describe("retention", () => retentionClauses(ctx));
+    describe("observers", () => observerClauses(ctx));
+    describe("atomicity", () => atomicityClauses(ctx));
+  });
+}

@@ -1,0 +1,199 @@
+import { type Bounds, utf8ByteLength } from "./bounds.js";
+import { boundRejection, type Rejection } from "./errors.js";
+import type { DependencyMode, InitialJobState, Instant, JobState, Tag } from "./job.js";
+
+/** A job to enqueue, as the store receives it: ids generated and the payload already JSON. */
+export interface NewJob {
+  /** Unique, 1..`bounds.idLength` characters. A repeated id is a `duplicate`, never an overwrite. */
+  readonly id: string;
+  readonly jobName: string;
+  readonly queue: string;
+  /** JSON text. The store keeps it verbatim and never parses it. */
+  readonly payload: string;
+  /** When the job becomes claimable. "Now" and "later" are the same thing. */
+  readonly dueAt: Instant;
+  /** Up to `bounds.parents` distinct job ids, existing or earlier in the same call; repeats collapse. */
+  readonly parentIds?: readonly string[];
+  /** Default `onSuccess`. */
+  readonly dependencyMode?: DependencyMode;
+  readonly tags?: readonly Tag[];
+  /** W3C trace context (or any opaque text) carried to the handler verbatim. */
+  readonly traceContext?: string | null;
+}
+
+export interface EnqueueRequest {
+  readonly jobs: readonly NewJob[];
+  readonly now: Instant;
+  /**
+   * The caller's open transaction, in the form the adapter documents. The jobs then exist if and
+   * only if that transaction commits. A store without `capabilities.transactionalEnqueue` throws
+   * `TransactionNotSupportedError` rather than ignore it.
+   */
+  readonly tx?: unknown;
+}
+
+/**
+ * The fate of one job of an enqueue call, in input order. When any job is `rejected`, nothing of
+ * the call is written and every other job reads `notWritten`.
+ */
+export type EnqueueResult =
+  | { readonly id: string; readonly status: "created"; readonly state: InitialJobState; readonly seq: number }
+  | { readonly id: string; readonly status: "duplicate"; readonly state: JobState }
+  | { readonly id: string; readonly status: "rejected"; readonly rejection: Rejection }
+  | { readonly id: string; readonly status: "notWritten" };
+
+/** A job whose own fields passed validation, with parents de-duplicated and tags de-duplicated. */
+export interface NormalizedNewJob {
+  readonly id: string;
+  readonly jobName: string;
+  readonly queue: string;
+  readonly payload: string;
+  readonly dueAt: Instant;
+  readonly parentIds: readonly string[];
+  readonly dependencyMode: DependencyMode;
+  readonly tags: readonly Tag[];
+  readonly traceContext: string | null;
+}
+
+/**
+ * Checks one job's own fields against `bounds`, in a fixed order every store shares (shape, id,
+ * job name, queue, payload size, parents, tags, trace context), and returns the first failure or
+ * the normalized job. References to other jobs (parents, duplicates) are the store's to check.
+ */
+export function validateNewJob(
+  job: NewJob,
+  bounds: Bounds,
+): { readonly ok: true; readonly job: NormalizedNewJob } | { readonly ok: false; readonly rejection: Rejection } {
+  const fail = (rejection: Rejection) => ({ ok: false as const, rejection });
+  const invalid = (field: string, message: string) => fail({ code: "BELAY_INVALID_INPUT", field, message });
+
+  if (typeof job !== "object" || job === null) return invalid("job", "must be an object");
+  const idProblem = checkId(job.id, "id", bounds);
+  if (idProblem) return fail(idProblem);
+  if (typeof job.jobName !== "string" || job.jobName.length === 0) {
+    return invalid("jobName", "must be a non-empty string");
+  }
+  if (job.jobName.length > bounds.jobNameLength) {
+    return fail(boundRejection("BELAY_JOB_NAME_TOO_LONG", "jobName", bounds.jobNameLength, job.jobName.length));
+  }
+  const queueProblem = checkQueueName(job.queue, "queue", bounds);
+  if (queueProblem) return fail(queueProblem);
+  if (typeof job.payload !== "string") return invalid("payload", "must be JSON text");
+  const payloadBytes = utf8ByteLength(job.payload);
+  if (payloadBytes > bounds.payloadBytes) {
+    return fail(boundRejection("BELAY_PAYLOAD_TOO_LARGE", "payload", bounds.payloadBytes, payloadBytes));
+  }
+  if (!isInstant(job.dueAt)) return invalid("dueAt", "must be a finite integer of epoch milliseconds");
+
+  const mode = job.dependencyMode ?? "onSuccess";
+  if (mode !== "onSuccess" && mode !== "onAnyTerminal") {
+    return invalid("dependencyMode", "must be onSuccess or onAnyTerminal");
+  }
+  const rawParents = job.parentIds ?? [];
+  if (!Array.isArray(rawParents)) return invalid("parentIds", "must be an array of job ids");
+  const parentIds = [...new Set(rawParents)];
+  for (const [i, parentId] of parentIds.entries()) {
+    const problem = checkId(parentId, `parentIds[${i}]`, bounds);
+    if (problem) return fail(problem);
+    if (parentId === job.id) return invalid(`parentIds[${i}]`, "a job cannot be its own parent");
+  }
+  if (parentIds.length > bounds.parents) {
+    return fail(boundRejection("BELAY_TOO_MANY_PARENTS", "parentIds", bounds.parents, parentIds.length));
+  }
+
+  const tagged = normalizeTags(job.tags ?? [], "tags", bounds);
+  if (!tagged.ok) return tagged;
+
+  const traceContext = job.traceContext ?? null;
+  if (traceContext !== null) {
+    if (typeof traceContext !== "string") return invalid("traceContext", "must be a string or null");
+    if (traceContext.length > bounds.traceContextLength) {
+      return fail(
+        boundRejection(
+          "BELAY_TRACE_CONTEXT_TOO_LONG",
+          "traceContext",
+          bounds.traceContextLength,
+          traceContext.length,
+        ),
+      );
+    }
+  }
+  return {
+    ok: true,
+    job: {
+      id: job.id,
+      jobName: job.jobName,
+      queue: job.queue,
+      payload: job.payload,
+      dueAt: job.dueAt,
+      parentIds,
+      dependencyMode: mode,
+      tags: tagged.tags,
+      traceContext,
+    },
+  };
+}
+
+/**
+ * Validates and de-duplicates tags (first occurrence wins, order kept). A label has key `""`;
+ * a keyed tag needs a non-empty value.
+ */
+export function normalizeTags(
+  tags: readonly Tag[],
+  field: string,
+  bounds: Bounds,
+): { readonly ok: true; readonly tags: readonly Tag[] } | { readonly ok: false; readonly rejection: Rejection } {
+  const invalid = (f: string, message: string) => ({
+    ok: false as const,
+    rejection: { code: "BELAY_INVALID_INPUT" as const, field: f, message },
+  });
+  if (!Array.isArray(tags)) return invalid(field, "must be an array of { key, value }");
+  const seen = new Set<string>();
+  const out: Tag[] = [];
+  for (const [i, tag] of tags.entries()) {
+    const at = `${field}[${i}]`;
+    if (typeof tag !== "object" || tag === null) return invalid(at, "must be { key, value }");
+    const { key, value } = tag;
+    if (typeof key !== "string") return invalid(`${at}.key`, "must be a string");
+    if (typeof value !== "string" || value.length === 0) return invalid(`${at}.value`, "must be a non-empty string");
+    if (key.length > bounds.tagKeyLength) {
+      return { ok: false, rejection: boundRejection("BELAY_TAG_KEY_TOO_LONG", `${at}.key`, bounds.tagKeyLength, key.length) };
+    }
+    if (value.length > bounds.tagValueLength) {
+      return { ok: false, rejection: boundRejection("BELAY_TAG_TOO_LONG", `${at}.value`, bounds.tagValueLength, value.length) };
+    }
+    const identity = `${key}\u0000${value}`;
+    if (seen.has(identity)) continue;
+    seen.add(identity);
+    out.push({ key, value });
+  }
+  if (out.length > bounds.tagsPerJob) {
+    return { ok: false, rejection: boundRejection("BELAY_TOO_MANY_TAGS", field, bounds.tagsPerJob, out.length) };
+  }
+  return { ok: true, tags: out };
+}
+
+/** A problem with an id (job, parent, schedule, workflow, worker, observer), or `null`. */
+export function checkId(id: unknown, field: string, bounds: Bounds): Rejection | null {
+  if (typeof id !== "string" || id.length === 0) {
+    return { code: "BELAY_INVALID_INPUT", field, message: "must be a non-empty string" };
+  }
+  if (id.length > bounds.idLength) return boundRejection("BELAY_ID_TOO_LONG", field, bounds.idLength, id.length);
+  return null;
+}
+
+/** A problem with a queue name, or `null`. */
+export function checkQueueName(queue: unknown, field: string, bounds: Bounds): Rejection | null {
+  if (typeof queue !== "string" || queue.length === 0) {
+    return { code: "BELAY_INVALID_INPUT", field, message: "must be a non-empty string" };
+  }
+  if (queue.length > bounds.queueNameLength) {
+    return boundRejection("BELAY_QUEUE_NAME_TOO_LONG", field, bounds.queueNameLength, queue.length);
+  }
+  return null;
+}
+
+/** Whether `value` is a usable instant: a safe integer of epoch milliseconds. */
+export function isInstant(value: unknown): value is Instant {
+  return typeof value === "number" && Number.isSafeInteger(value);
+}

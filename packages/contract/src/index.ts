@@ -1,0 +1,182 @@
+/**
+ * `@belay/contract` — the Storage Contract every Belay store honours. Start at `job-store.ts`:
+ * the glossary, the rules and the `JobStore` interface, top to bottom.
+ */
+export type { JobStore, StoreCapabilities, HintListener, StepHook, MigrateResult } from "./job-store.js";
+
+export {
+  JOB_STATES,
+  JOB_STATE_CODES,
+  jobStateFromCode,
+  isTerminalState,
+  countedAttempts,
+  retryDelayMs,
+} from "./job.js";
+export type {
+  Instant,
+  JobState,
+  InitialJobState,
+  DependencyMode,
+  Tag,
+  JobSummary,
+  JobRecord,
+  TransitionRecord,
+  HistoryPolicy,
+  RetryDisposition,
+} from "./job.js";
+
+export { DEFAULT_BOUNDS, resolveBounds, clampToBound, utf8ByteLength, truncateUtf8 } from "./bounds.js";
+export type { Bounds } from "./bounds.js";
+
+export {
+  BelayError,
+  isBelayError,
+  TransientStoreError,
+  InvalidInputError,
+  BoundExceededError,
+  UnknownParentError,
+  JobExistsError,
+  TransactionNotSupportedError,
+  InvalidTransactionError,
+  SchemaVersionError,
+  SchemaNotMigratedError,
+  StoreClosedError,
+  InjectedFault,
+  errorFromRejection,
+  boundRejection,
+  BOUND_OF_CODE,
+} from "./errors.js";
+export type { BelayErrorCode, BoundErrorCode, Rejection, StepPoint } from "./errors.js";
+
+export { validateNewJob, normalizeTags, checkId, checkQueueName, isInstant } from "./enqueue.js";
+export type { NewJob, NormalizedNewJob, EnqueueRequest, EnqueueResult } from "./enqueue.js";
+
+export type {
+  ClaimRequest,
+  ClaimResult,
+  ClaimedJob,
+  Outcome,
+  OutcomeReport,
+  ReportOutcomesRequest,
+  OutcomeResult,
+  HeldLease,
+  HeartbeatRequest,
+  HeartbeatResult,
+  ReleaseRequest,
+  ReleaseResult,
+  ExpireLeasesRequest,
+  ExpireLeasesResult,
+  ExpiredLease,
+} from "./execution.js";
+
+export { scheduledJobId, SCHEDULED_JOB_ID_SUFFIX_LENGTH } from "./schedules.js";
+export type {
+  CatchUpPolicy,
+  ScheduleDefinition,
+  ScheduleRecord,
+  ScheduleWithPayload,
+  UpsertScheduleRequest,
+  UpsertScheduleResult,
+  RemoveScheduleResult,
+  MintDecision,
+  MintDueRequest,
+  MintResult,
+  TriggerScheduleRequest,
+  TriggerScheduleResult,
+} from "./schedules.js";
+
+export type {
+  Actor,
+  JobActionRequest,
+  CancelResult,
+  RequeueResult,
+  QueueActionRequest,
+  SetConcurrencyLimitRequest,
+  QueueActionResult,
+  QueueSettings,
+  AuditAction,
+  AuditRecord,
+  ListAuditRequest,
+  AuditPage,
+} from "./operator.js";
+
+export {
+  encodeSeqCursor,
+  decodeSeqCursor,
+  encodeSuggestCursor,
+  decodeSuggestCursor,
+  foldAscii,
+  compareSuggestionText,
+  compareCodePoints,
+} from "./monitoring.js";
+export type {
+  TagPredicate,
+  JobFilter,
+  ListJobsRequest,
+  JobPage,
+  JobCount,
+  DependencyEdges,
+  FacetRequest,
+  FacetValue,
+  SuggestTagsRequest,
+  TagSuggestion,
+  TagSuggestionPage,
+} from "./monitoring.js";
+
+export type {
+  ObserverSubscription,
+  RegisterObserverRequest,
+  RegisterObserverResult,
+  ClaimObserverDeliveriesRequest,
+  ClaimObserverDeliveriesResult,
+  ObserverDelivery,
+  ObserverDeliveryOutcome,
+  ReportObserverDeliveriesRequest,
+  ReportObserverDeliveriesResult,
+  ObserverStatus,
+  ObserverDeadLetter,
+} from "./observers.js";
+
+export { workflowStatus } from "./workflows.js";
+export type {
+  NewWorkflow,
+  EnqueueWorkflowRequest,
+  EnqueueWorkflowResult,
+  WorkflowStatus,
+  WorkflowRecord,
+  ListWorkflowsRequest,
+  WorkflowPage,
+} from "./workflows.js";
+
+export type { RetentionClass, PurgeTerminalRequest, PurgeTerminalResult } from "./retention.js";
+
+export {
+  requireInstant,
+  requireInteger,
+  requireArray,
+  requireId,
+  requireQueue,
+  requireText,
+  requireStates,
+} from "./input.js";
+
+export {
+  assertClaimRequest,
+  assertReportOutcomesRequest,
+  assertHeartbeatRequest,
+  assertReleaseRequest,
+  assertExpireLeasesRequest,
+  assertScheduleDefinition,
+  assertMintDueRequest,
+  assertTriggerScheduleRequest,
+  assertJobActionRequest,
+  assertQueueActionRequest,
+  assertSetConcurrencyLimitRequest,
+  assertJobFilter,
+  assertListJobsRequest,
+  assertListAuditRequest,
+  assertPurgeTerminalRequest,
+  assertRegisterObserverRequest,
+  assertClaimObserverDeliveriesRequest,
+  assertReportObserverDeliveriesRequest,
+} from "./requests.js";

@@ -1,0 +1,309 @@
+/**
+ * # The Belay Storage Contract
+ *
+ * Everything a store must do, in one interface. The Core and the shell above it call only
+ * these operations; the conformance suite (`@belay/conformance`) proves a store honours them.
+ *
+ * ## Glossary
+ * - **job** — one unit of work: an id, a job name, a JSON payload, a queue and a due time.
+ * - **job name** — the stable wire name of a job type; chosen by the developer, never derived
+ *   from a function name.
+ * - **queue** — every job is in exactly one; workers serve queues in a dispatch order.
+ * - **attempt** — rises by one when a job is claimed (only then); reset by an operator requeue.
+ * - **lease** — a claimed job belongs to one worker until its lease expires (`leaseExpiresAt`),
+ *   renewed by heartbeats. A lease is dead at exactly its expiry instant.
+ * - **fence** — (worker id, attempt, live lease). Every write a worker makes about a job applies
+ *   only if the job is still leased by that worker at that attempt and the lease is live at
+ *   `now`; otherwise it is `stale` and changes nothing. Check and write are one atomic step.
+ * - **outcome** — what an execution ended in: succeeded, failed (retry or dead-letter),
+ *   cancelled, or unroutable (quarantine).
+ * - **transition** — one entry of a job's history: the state it entered, when, at which attempt.
+ * - **schedule / tick / cursor** — a cron schedule mints one job per tick; its cursor is the
+ *   instant it has been planned up to, moved only by compare-and-set.
+ * - **observer** — application code told about transitions, at least once, by walking the
+ *   transition log with a cursor under a delivery lease.
+ * - **workflow** — a named group of jobs joined by parent edges, enqueued atomically; its status
+ *   is derived from its members.
+ * - **worker / pump / worker group** — a pump is one claim→run→report loop with its own worker
+ *   id; a worker group is a pool of slots serving some queues with one or more pumps.
+ *
+ * ## Rules every operation follows
+ * 1. **Time comes from the caller.** Each time-dependent operation takes `now`; a store never
+ *    reads its own or the database's clock to decide anything.
+ * 2. **All or nothing.** Each operation's rows (job, edges, tags, transitions, audit, latches,
+ *    output) commit together or not at all, whatever fails in between.
+ * 3. **Durable before acknowledged.** When a write resolves, it survives a process kill.
+ * 4. **Compare-and-set, never read-then-write,** for every fenced mutation and cursor move.
+ * 5. **Bad input is refused loudly:** a rejection result or a typed error naming the field or the
+ *    bound (limit and actual size); nothing half-written; never silent truncation (failure
+ *    detail excepted). Batch and page sizes clamp to their bounds.
+ * 6. **Absent or stale targets are results, not errors** (`notFound`, `stale`).
+ * 7. **Retriable conflicts** (serialization failure, deadlock, busy, lost connection, timeout)
+ *    throw `TransientStoreError` with nothing committed.
+ * 8. **Time-ordered scans use indexes** in bounded batches: due claims, lease expiry, schedule
+ *    minting, retention.
+ */
+import type { Bounds } from "./bounds.js";
+import type { StepPoint } from "./errors.js";
+import type { EnqueueRequest, EnqueueResult } from "./enqueue.js";
+import type {
+  ClaimRequest,
+  ClaimResult,
+  ExpireLeasesRequest,
+  ExpireLeasesResult,
+  HeartbeatRequest,
+  HeartbeatResult,
+  OutcomeResult,
+  ReleaseRequest,
+  ReleaseResult,
+  ReportOutcomesRequest,
+} from "./execution.js";
+import type { HistoryPolicy, JobRecord, TransitionRecord } from "./job.js";
+import type {
+  DependencyEdges,
+  FacetRequest,
+  FacetValue,
+  JobCount,
+  JobPage,
+  ListJobsRequest,
+  SuggestTagsRequest,
+  TagSuggestionPage,
+} from "./monitoring.js";
+import type {
+  ClaimObserverDeliveriesRequest,
+  ClaimObserverDeliveriesResult,
+  ObserverDeadLetter,
+  ObserverStatus,
+  RegisterObserverRequest,
+  RegisterObserverResult,
+  ReportObserverDeliveriesRequest,
+  ReportObserverDeliveriesResult,
+} from "./observers.js";
+import type {
+  AuditPage,
+  CancelResult,
+  JobActionRequest,
+  ListAuditRequest,
+  QueueActionRequest,
+  QueueActionResult,
+  QueueSettings,
+  RequeueResult,
+  SetConcurrencyLimitRequest,
+} from "./operator.js";
+import type { PurgeTerminalRequest, PurgeTerminalResult } from "./retention.js";
+import type {
+  MintDueRequest,
+  MintResult,
+  RemoveScheduleResult,
+  ScheduleRecord,
+  ScheduleWithPayload,
+  TriggerScheduleRequest,
+  TriggerScheduleResult,
+  UpsertScheduleRequest,
+  UpsertScheduleResult,
+} from "./schedules.js";
+import type {
+  EnqueueWorkflowRequest,
+  EnqueueWorkflowResult,
+  ListWorkflowsRequest,
+  WorkflowPage,
+  WorkflowRecord,
+} from "./workflows.js";
+
+/** What a store can do beyond the mandatory contract, and the limits it enforces. */
+export interface StoreCapabilities {
+  /** A short name for messages and metrics, e.g. `memory`, `sqlite`, `postgres`. */
+  readonly name: string;
+  /** `enqueue`/`enqueueWorkflow` accept `tx`. Without it, a `tx` throws `TransactionNotSupportedError`. */
+  readonly transactionalEnqueue: boolean;
+  /** `subscribeHints` is implemented. */
+  readonly wakeUpHints: boolean;
+  readonly bounds: Readonly<Bounds>;
+  readonly historyPolicy: HistoryPolicy;
+}
+
+/** A lossy "something became due on queue Q" signal. See {@link JobStore.subscribeHints}. */
+export type HintListener = (queue: string) => void;
+
+/**
+ * A test hook a store calls at each named internal step of a multi-record operation (between
+ * two writes of the same transaction). Throwing (e.g. `InjectedFault`) must roll the whole
+ * operation back; returning a promise parks the operation, holding whatever it holds, until the
+ * promise settles.
+ */
+export type StepHook = (point: StepPoint) => void | Promise<void>;
+
+/** Result of `migrate()`. */
+export interface MigrateResult {
+  readonly fromVersion: number;
+  readonly toVersion: number;
+}
+
+/**
+ * The Storage Contract. See the glossary and rules above; each method says what it guarantees.
+ * Methods that take a request object validate it first and throw `InvalidInputError` naming the
+ * field for a malformed request (not an array, `now` not an integer, …), writing nothing.
+ */
+export interface JobStore {
+  readonly capabilities: StoreCapabilities;
+
+  /**
+   * Creates or upgrades the schema to the version this store knows. Concurrent callers serialize
+   * on a database lock and re-check the version, so the schema is created once. Throws
+   * `SchemaVersionError` when the database is at a newer version than the store knows.
+   */
+  migrate(): Promise<MigrateResult>;
+
+  /** Releases connections and listeners. Later calls throw `StoreClosedError`. */
+  close(): Promise<void>;
+
+  // ---- enqueue -------------------------------------------------------------------------------
+
+  /**
+   * Enqueues jobs, all or nothing. Per job, in input order: `created` (state `scheduled`;
+   * `awaitingParents` while a parent is live; `cancelled` at once when an `onSuccess` parent
+   * already ended other than succeeded), `duplicate` (the id exists: the existing job is returned
+   * unchanged, never overwritten — also for a repeat inside one call), or `rejected` (bounds,
+   * malformed fields, unknown parent — then nothing is written and the others read `notWritten`).
+   * A job's row, edges, tags and first transition commit together.
+   */
+  enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]>;
+
+  /**
+   * Enqueues a workflow and all its members atomically. Members may come in any order; every
+   * parent must be a member (containment). Workflow ids are idempotent like job ids.
+   */
+  enqueueWorkflow(request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult>;
+
+  // ---- execution -----------------------------------------------------------------------------
+
+  /**
+   * Claims up to `max` (clamped to `bounds.claimBatch`) due jobs: queues in the given order,
+   * oldest due first within a queue (ties: enqueue order), paused queues skipped, each queue's
+   * concurrency limit honoured (usage = its leased jobs). Each claimed job becomes `leased` by
+   * `workerId`, attempt + 1, lease to `now + leaseMs`, one transition. Concurrent claimers never
+   * receive the same job.
+   */
+  claim(request: ClaimRequest): Promise<ClaimResult>;
+
+  /**
+   * Applies a batch of fenced outcomes; each row applies or is `stale` on its own, and the batch
+   * is one transaction. `succeeded` stores the output; `failed` reschedules at `retryAt` or
+   * dead-letters when it is `null`; `cancelled` cancels; `unroutable` quarantines. A job with a
+   * pending cancel request that would be rescheduled is cancelled instead. Terminal jobs resolve
+   * their children's latches (and `onSuccess` cancellation cascades, to grandchildren and
+   * beyond) in the same transaction. Added tags ride the same fence.
+   */
+  reportOutcomes(request: ReportOutcomesRequest): Promise<readonly OutcomeResult[]>;
+
+  /**
+   * Renews each fenced lease to `now + leaseMs` and reports whether cancellation was requested;
+   * a lease that is no longer the caller's (or has expired at `now`) is `lost`.
+   */
+  heartbeat(request: HeartbeatRequest): Promise<readonly HeartbeatResult[]>;
+
+  /**
+   * Fenced graceful release: each job goes back to `scheduled`, due `now`, without counting the
+   * attempt against the retry ceiling (`releases` + 1). For a worker that stops before its
+   * handlers finish, so a deploy neither burns attempts nor waits for lease expiry.
+   */
+  release(request: ReleaseRequest): Promise<readonly ReleaseResult[]>;
+
+  /**
+   * Disposes of up to `max` leases with expiry ≤ `now` (oldest first, in `queues` if given): an
+   * expiry counts as an attempt, so the job is rescheduled after the retry delay, dead-lettered
+   * at the ceiling, or cancelled if cancellation was requested. Each lease is disposed of exactly
+   * once even with concurrent sweepers. Reads a lease-expiry index, never a full scan.
+   */
+  expireLeases(request: ExpireLeasesRequest): Promise<ExpireLeasesResult>;
+
+  // ---- schedules -----------------------------------------------------------------------------
+
+  /** Creates a schedule (cursor = `now`) or redefines one, keeping its cursor and skipped ticks. */
+  upsertSchedule(request: UpsertScheduleRequest): Promise<UpsertScheduleResult>;
+
+  /** Removes a schedule; nothing is minted for it afterwards. Its minted jobs stay. */
+  removeSchedule(request: { readonly scheduleId: string }): Promise<RemoveScheduleResult>;
+
+  /** Every schedule (without payloads), by id. */
+  listSchedules(): Promise<readonly ScheduleRecord[]>;
+
+  /** One schedule with its payload, or `null`. */
+  getSchedule(scheduleId: string): Promise<ScheduleWithPayload | null>;
+
+  /**
+   * Applies the Core's mint decisions. Per decision, atomically: compare-and-set the cursor
+   * (mismatch → `stale`, nothing applied), record skipped ticks (newest `bounds.skippedTicksKept`
+   * kept), and insert one job per tick with id `scheduledJobId(scheduleId, tick)`, due at the
+   * tick; a tick whose job already exists is not minted again.
+   */
+  mintDue(request: MintDueRequest): Promise<readonly MintResult[]>;
+
+  /** Mints one extra instance due `now`, leaving the cursor alone; audited. */
+  triggerSchedule(request: TriggerScheduleRequest): Promise<TriggerScheduleResult>;
+
+  // ---- operator actions (each appends an audit record with its effect) ---------------------
+
+  cancelJob(request: JobActionRequest): Promise<CancelResult>;
+  requeueJob(request: JobActionRequest): Promise<RequeueResult>;
+  /** Claims skip a paused queue; leased jobs of it are left alone. */
+  pauseQueue(request: QueueActionRequest): Promise<QueueActionResult>;
+  resumeQueue(request: QueueActionRequest): Promise<QueueActionResult>;
+  setConcurrencyLimit(request: SetConcurrencyLimitRequest): Promise<QueueActionResult>;
+  listAuditRecords(request?: ListAuditRequest): Promise<AuditPage>;
+
+  // ---- monitoring reads (committed effects only) ------------------------------------------
+
+  getJob(jobId: string): Promise<JobRecord | null>;
+  /** The output a succeeded job returned, as JSON text; `null` when none or unknown. */
+  getJobOutput(jobId: string): Promise<string | null>;
+  /** The job's transitions, oldest first; empty for an unknown job or with history off. */
+  getJobHistory(jobId: string): Promise<readonly TransitionRecord[]>;
+  /** Filtered listing with keyset paging in either direction. */
+  listJobs(request?: ListJobsRequest): Promise<JobPage>;
+  /** Jobs per (queue, state). */
+  countJobs(): Promise<readonly JobCount[]>;
+  /** Every queue with stored settings. */
+  listQueueSettings(): Promise<readonly QueueSettings[]>;
+  /** A job's parents and children with their states; `null` for an unknown job. */
+  getDependencies(jobId: string): Promise<DependencyEdges | null>;
+  /** Distinct-job counts per value of one tag key (`""` = labels) within a scope. */
+  facetTags(request: FacetRequest): Promise<readonly FacetValue[]>;
+  /** Prefix completion over every tag in the store. */
+  suggestTags(request: SuggestTagsRequest): Promise<TagSuggestionPage>;
+
+  // ---- workflows -----------------------------------------------------------------------------
+
+  getWorkflow(workflowId: string): Promise<WorkflowRecord | null>;
+  /** Oldest first. */
+  listWorkflows(request?: ListWorkflowsRequest): Promise<WorkflowPage>;
+
+  // ---- retention -----------------------------------------------------------------------------
+
+  /** Deletes up to `max` terminal jobs of one class that ended before `before`; see the result type. */
+  purgeTerminal(request: PurgeTerminalRequest): Promise<PurgeTerminalResult>;
+
+  // ---- observers -----------------------------------------------------------------------------
+
+  registerObserver(request: RegisterObserverRequest): Promise<RegisterObserverResult>;
+  removeObserver(request: { readonly observerId: string }): Promise<{ readonly status: "removed" | "notFound" }>;
+  /** Takes (or renews) the observer's delivery lease and hands out the next transitions. */
+  claimObserverDeliveries(request: ClaimObserverDeliveriesRequest): Promise<ClaimObserverDeliveriesResult>;
+  /**
+   * Records delivery outcomes under the lease fence and advances the cursor over the contiguous
+   * prefix that is resolved or not subscribed. A stale deliverer changes nothing.
+   */
+  reportObserverDeliveries(request: ReportObserverDeliveriesRequest): Promise<ReportObserverDeliveriesResult>;
+  getObserver(observerId: string): Promise<ObserverStatus | null>;
+  listObservers(): Promise<readonly ObserverStatus[]>;
+  listObserverDeadLetters(observerId: string): Promise<readonly ObserverDeadLetter[]>;
+
+  // ---- optional ------------------------------------------------------------------------------
+
+  /**
+   * Subscribes to wake-up hints (only when `capabilities.wakeUpHints`). Hints are lossy and only
+   * make a worker poll sooner: the system behaves the same, minus latency, if every hint is
+   * dropped, duplicated or delayed. Returns the unsubscribe function.
+   */
+  subscribeHints?(listener: HintListener): () => void;
+}

@@ -1,0 +1,90 @@
+import type { Instant, JobState } from "./job.js";
+
+/** Who asked for an operator action, as the host resolved it (user name, token name, `system`). */
+export type Actor = string;
+
+export interface JobActionRequest {
+  readonly jobId: string;
+  readonly actor: Actor;
+  readonly now: Instant;
+}
+
+/**
+ * `cancelled`: the job was scheduled or awaiting parents and is now cancelled (its `onSuccess`
+ * children with it). `cancelRequested`: the job is leased; the request reaches the handler
+ * through its next heartbeat. `notCancellable`: the job is terminal. Every call that finds the
+ * job appends an audit record, in the same transaction as its effect.
+ */
+export type CancelResult =
+  | { readonly status: "cancelled" }
+  | { readonly status: "cancelRequested" }
+  | { readonly status: "notCancellable"; readonly state: JobState }
+  | { readonly status: "notFound" };
+
+/**
+ * `requeued`: a dead-lettered or quarantined job is scheduled again, due now, attempt reset to 0
+ * (children already cancelled stay cancelled). `notRequeueable`: any other state.
+ */
+export type RequeueResult =
+  | { readonly status: "requeued" }
+  | { readonly status: "notRequeueable"; readonly state: JobState }
+  | { readonly status: "notFound" };
+
+export interface QueueActionRequest {
+  readonly queue: string;
+  readonly actor: Actor;
+  readonly now: Instant;
+}
+
+export interface SetConcurrencyLimitRequest extends QueueActionRequest {
+  /** Most jobs of the queue leased at once, cluster-wide; `null` removes the limit. A positive integer. */
+  readonly limit: number | null;
+}
+
+/** Queue actions are idempotent and audited on every call. */
+export type QueueActionResult = { readonly status: "applied" };
+
+/** A queue's stored settings. A queue without a settings row is unpaused and unlimited. */
+export interface QueueSettings {
+  readonly queue: string;
+  readonly paused: boolean;
+  readonly concurrencyLimit: number | null;
+}
+
+export type AuditAction =
+  | "cancel"
+  | "requeue"
+  | "pauseQueue"
+  | "resumeQueue"
+  | "setConcurrencyLimit"
+  | "triggerSchedule";
+
+/** One operator action, recorded in the same transaction as its effect. */
+export interface AuditRecord {
+  /** Store-assigned, increasing in commit order; the keyset of `listAuditRecords`. */
+  readonly seq: number;
+  readonly at: Instant;
+  readonly actor: Actor;
+  readonly action: AuditAction;
+  readonly targetKind: "job" | "queue" | "schedule";
+  readonly target: string;
+  /** What the action did, e.g. `cancelRequested`, `limit=3`, the triggered job's id. */
+  readonly detail: string | null;
+}
+
+export interface ListAuditRequest {
+  /** Only records about this target (job id, queue or schedule id). */
+  readonly target?: string;
+  readonly targetKind?: "job" | "queue" | "schedule";
+  /** Keyset cursor from a previous page's `nextCursor`. */
+  readonly after?: string;
+  /** Clamped to `bounds.monitorPage`. */
+  readonly limit?: number;
+  /** Default `oldestFirst`. */
+  readonly order?: "oldestFirst" | "newestFirst";
+}
+
+export interface AuditPage {
+  readonly records: readonly AuditRecord[];
+  readonly nextCursor: string | null;
+}

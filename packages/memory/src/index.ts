@@ -1,0 +1,3 @@
+export { MemoryStore } from "./memory-store.js";
+export type { MemoryStoreOptions } from "./memory-store.js";
+export { MemoryTransaction } from "./memory-transaction.js";

@@ -1,0 +1,145 @@
+import {
+  type Instant,
+  type MintDecision,
+  type MintResult,
+  type ScheduleDefinition,
+  type ScheduleRecord,
+  type ScheduleWithPayload,
+  type TriggerScheduleRequest,
+  type TriggerScheduleResult,
+  type UpsertScheduleResult,
+  scheduledJobId,
+} from "@belay/contract";
+import { insertJob } from "../jobs.js";
+import type { MemoryState, ScheduleRow } from "../state.js";
+import type { UndoLog } from "../undo-log.js";
+import { appendAudit } from "./operator.js";
+
+/** See `JobStore.upsertSchedule`; `definition` is already validated. */
+export function upsertSchedule(
+  state: MemoryState,
+  undo: UndoLog,
+  definition: ScheduleDefinition,
+  now: Instant,
+): UpsertScheduleResult {
+  const fields = {
+    cron: definition.cron,
+    timeZone: definition.timeZone,
+    jobName: definition.jobName,
+    queue: definition.queue,
+    payload: definition.payload,
+    tags: definition.tags ?? [],
+    catchUp: definition.catchUp,
+    noOverlap: definition.noOverlap,
+    updatedAt: now,
+  };
+  const existing = state.schedules.get(definition.id);
+  if (existing !== undefined) {
+    undo.patch(existing, fields);
+    return { status: "updated", cursor: existing.cursor };
+  }
+  const row: ScheduleRow = { id: definition.id, ...fields, cursor: now, skippedTicks: [], createdAt: now };
+  undo.mapSet(state.schedules, row.id, row);
+  return { status: "created", cursor: now };
+}
+
+export function toScheduleRecord(state: MemoryState, row: ScheduleRow): ScheduleRecord {
+  return {
+    id: row.id,
+    cron: row.cron,
+    timeZone: row.timeZone,
+    jobName: row.jobName,
+    queue: row.queue,
+    tags: row.tags,
+    catchUp: row.catchUp,
+    noOverlap: row.noOverlap,
+    cursor: row.cursor,
+    skippedTicks: row.skippedTicks,
+    hasLiveInstance: (state.liveInstances.get(row.id) ?? 0) > 0,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export function toScheduleWithPayload(state: MemoryState, row: ScheduleRow): ScheduleWithPayload {
+  return { ...toScheduleRecord(state, row), payload: row.payload };
+}
+
+/** Inserts one instance of a schedule unless a job with that id exists; returns whether it did. */
+function mintOne(state: MemoryState, undo: UndoLog, schedule: ScheduleRow, id: string, dueAt: Instant, now: Instant): boolean {
+  if (state.jobs.has(id)) return false;
+  insertJob(
+    state,
+    undo,
+    {
+      id,
+      jobName: schedule.jobName,
+      queue: schedule.queue,
+      payload: schedule.payload,
+      dueAt,
+      parentIds: [],
+      dependencyMode: "onSuccess",
+      tags: schedule.tags,
+      traceContext: null,
+    },
+    { state: "scheduled", parentsRemaining: 0, terminalCause: null },
+    now,
+    { scheduleId: schedule.id, workflowId: null },
+  );
+  return true;
+}
+
+/** See `JobStore.mintDue`; decisions are already validated. */
+export async function mintDue(
+  state: MemoryState,
+  undo: UndoLog,
+  decisions: readonly MintDecision[],
+  now: Instant,
+): Promise<MintResult[]> {
+  const results: MintResult[] = [];
+  for (const decision of decisions) {
+    const schedule = state.schedules.get(decision.scheduleId);
+    if (schedule === undefined) {
+      results.push({ scheduleId: decision.scheduleId, status: "notFound" });
+      continue;
+    }
+    if (schedule.cursor !== decision.expectedCursor) {
+      results.push({ scheduleId: schedule.id, status: "stale", cursor: schedule.cursor });
+      continue;
+    }
+    const skippedTicks = [...schedule.skippedTicks, ...decision.skip].slice(-state.bounds.skippedTicksKept);
+    undo.patch(schedule, { cursor: decision.newCursor, skippedTicks });
+    await undo.step(`cursor of ${schedule.id} moved`);
+    const jobIds: string[] = [];
+    for (const tick of decision.mint) {
+      const id = scheduledJobId(schedule.id, tick);
+      if (mintOne(state, undo, schedule, id, tick, now)) jobIds.push(id);
+      await undo.step(`tick ${tick} of ${schedule.id} minted`);
+    }
+    results.push({ scheduleId: schedule.id, status: "minted", jobIds });
+  }
+  return results;
+}
+
+/** See `JobStore.triggerSchedule`. */
+export async function triggerSchedule(
+  state: MemoryState,
+  undo: UndoLog,
+  request: TriggerScheduleRequest,
+): Promise<TriggerScheduleResult> {
+  const schedule = state.schedules.get(request.scheduleId);
+  if (schedule === undefined) return { status: "notFound" };
+  if (!mintOne(state, undo, schedule, request.jobId, request.now, request.now)) {
+    return { status: "triggered", jobId: request.jobId };
+  }
+  await undo.step("instance minted");
+  appendAudit(state, undo, {
+    actor: request.actor,
+    action: "triggerSchedule",
+    targetKind: "schedule",
+    target: schedule.id,
+    detail: request.jobId,
+    at: request.now,
+  });
+  return { status: "triggered", jobId: request.jobId };
+}

@@ -12,8 +12,9 @@ export interface JobActionRequest {
 /**
  * `cancelled`: the job was scheduled or awaiting parents and is now cancelled (its `onSuccess`
  * children with it). `cancelRequested`: the job is leased; the request reaches the handler
- * through its next heartbeat. `notCancellable`: the job is terminal. Every call that finds the
- * job appends an audit record, in the same transaction as its effect.
+ * through its next heartbeat (repeating the request is allowed and audited again).
+ * `notCancellable`: the job is terminal; nothing changes and nothing is audited. Every call with
+ * an effect appends an audit record in the same transaction as the effect.
  */
 export type CancelResult =
   | { readonly status: "cancelled" }
@@ -23,7 +24,8 @@ export type CancelResult =
 
 /**
  * `requeued`: a dead-lettered or quarantined job is scheduled again, due now, attempt reset to 0
- * (children already cancelled stay cancelled). `notRequeueable`: any other state.
+ * (children already cancelled stay cancelled), audited. `notRequeueable`: any other state;
+ * nothing changes and nothing is audited.
  */
 export type RequeueResult =
   | { readonly status: "requeued" }

@@ -75,7 +75,7 @@ export interface SuggestTagsRequest {
   readonly key?: string;
   /** Keyset cursor from a previous page's `nextCursor`. */
   readonly after?: string;
-  /** Clamped to [1, `bounds.suggestWindow`]. */
+  /** An integer ≥ 1 (else `InvalidInputError`), clamped to `bounds.suggestWindow`; default the window. */
   readonly max?: number;
 }
 

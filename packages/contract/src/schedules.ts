@@ -5,7 +5,7 @@ export type CatchUpPolicy = "skip" | "coalesce";
 
 /** A recurring schedule as defined by its owner. The cron text is validated by the Core, not the store. */
 export interface ScheduleDefinition {
-  /** 1..`bounds.idLength − 30` characters (minted job ids append the tick). */
+  /** 1..`bounds.idLength − 25` characters (minted job ids append `@` and the tick in ISO form). */
   readonly id: string;
   /** 5 fields, or 6 with seconds first. */
   readonly cron: string;

@@ -5,6 +5,7 @@ import type { Instant, JobState } from "./job.js";
 /** A named group of jobs connected by parent edges, enqueued atomically. */
 export interface NewWorkflow {
   readonly id: string;
+  /** 1..`bounds.jobNameLength` characters. */
   readonly name: string;
   /** 1..`bounds.workflowJobs` jobs, in any order; every parent must be a member. */
   readonly jobs: readonly NewJob[];

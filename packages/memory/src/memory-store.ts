@@ -249,7 +249,7 @@ export class MemoryStore implements JobStore {
 
   async heartbeat(request: HeartbeatRequest): Promise<readonly HeartbeatResult[]> {
     assertHeartbeatRequest(request, this.#state.bounds);
-    return this.#write("heartbeat", async (undo) => heartbeat(this.#state, undo, request));
+    return this.#write("heartbeat", (undo) => heartbeat(this.#state, undo, request));
   }
 
   async release(request: ReleaseRequest): Promise<readonly ReleaseResult[]> {
@@ -447,7 +447,7 @@ export class MemoryStore implements JobStore {
 
   async reportObserverDeliveries(request: ReportObserverDeliveriesRequest): Promise<ReportObserverDeliveriesResult> {
     assertReportObserverDeliveriesRequest(request, this.#state.bounds);
-    return this.#write("reportObserverDeliveries", async (undo) => reportObserverDeliveries(this.#state, undo, request));
+    return this.#write("reportObserverDeliveries", (undo) => reportObserverDeliveries(this.#state, undo, request));
   }
 
   async getObserver(observerId: string): Promise<ObserverStatus | null> {

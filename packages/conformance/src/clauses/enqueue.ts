@@ -114,11 +114,11 @@ export function enqueueClauses(ctx: SuiteContext): void {
 
   clause("enqueue: every enforced bound rejects with its code, limit and size", async () => {
     const store = await ctx.store({
-      bounds: { jobNameLength: 5, idLength: 8, queueNameLength: 7, parents: 1, tagsPerJob: 2, tagKeyLength: 3, tagValueLength: 4, traceContextLength: 6 },
+      bounds: { jobNameLength: 8, idLength: 8, queueNameLength: 7, parents: 1, tagsPerJob: 2, tagKeyLength: 3, tagValueLength: 4, traceContextLength: 6 },
     });
     await enqueueJobs(store, [newJob("p1"), newJob("p2")]);
     const cases: [NewJob, string, string, number, number][] = [
-      [newJob("j1", { jobName: "toolong" }), "BELAY_JOB_NAME_TOO_LONG", "jobName", 5, 7],
+      [newJob("j1", { jobName: "toolong12" }), "BELAY_JOB_NAME_TOO_LONG", "jobName", 8, 9],
       [newJob("123456789"), "BELAY_ID_TOO_LONG", "id", 8, 9],
       [newJob("j2", { queue: "queue123" }), "BELAY_QUEUE_NAME_TOO_LONG", "queue", 7, 8],
       [newJob("j3", { parentIds: ["p1", "p2"] }), "BELAY_TOO_MANY_PARENTS", "parentIds", 1, 2],

@@ -155,15 +155,21 @@ export async function reportOutcomes(
 }
 
 /** See `JobStore.heartbeat`. */
-export function heartbeat(state: MemoryState, undo: UndoLog, request: HeartbeatRequest): HeartbeatResult[] {
+export async function heartbeat(state: MemoryState, undo: UndoLog, request: HeartbeatRequest): Promise<HeartbeatResult[]> {
   const { workerId, leaseMs, now } = request;
-  return request.leases.map(({ jobId, attempt }): HeartbeatResult => {
+  const results: HeartbeatResult[] = [];
+  for (const { jobId, attempt } of request.leases) {
     const row = state.jobs.get(jobId);
-    if (!holdsLease(row, workerId, attempt, now)) return { jobId, status: "lost" };
+    if (!holdsLease(row, workerId, attempt, now)) {
+      results.push({ jobId, status: "lost" });
+      continue;
+    }
     const leaseExpiresAt = now + leaseMs;
     renewLease(state, undo, row, leaseExpiresAt);
-    return { jobId, status: "renewed", leaseExpiresAt, cancelRequested: row.cancelRequested };
-  });
+    results.push({ jobId, status: "renewed", leaseExpiresAt, cancelRequested: row.cancelRequested });
+    await undo.step(`lease of ${jobId} renewed`);
+  }
+  return results;
 }
 
 /** See `JobStore.release`. */

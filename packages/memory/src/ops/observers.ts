@@ -121,11 +121,11 @@ function advanceCursor(state: MemoryState, undo: UndoLog, observer: ObserverRow)
 }
 
 /** See `JobStore.reportObserverDeliveries`. */
-export function reportObserverDeliveries(
+export async function reportObserverDeliveries(
   state: MemoryState,
   undo: UndoLog,
   request: ReportObserverDeliveriesRequest,
-): ReportObserverDeliveriesResult {
+): Promise<ReportObserverDeliveriesResult> {
   const { observerId, workerId, now } = request;
   const observer = state.observers.get(observerId);
   if (observer === undefined || observer.leaseOwner !== workerId || !(observer.leaseExpiresAt! > now)) {
@@ -154,6 +154,7 @@ export function reportObserverDeliveries(
       });
     }
   }
+  await undo.step("outcomes recorded");
   advanceCursor(state, undo, observer);
   return { status: "applied", cursor: observer.cursor };
 }

@@ -69,11 +69,12 @@ export type PlannableSchedule = Pick<ScheduleRecord, "id" | "cursor" | "catchUp"
  */
 export function planSchedule(schedule: PlannableSchedule, cron: CronSchedule, now: Instant): MintDecision | null {
   const due: Instant[] = [];
-  let after = schedule.cursor;
-  for (;;) {
-    const batch = cron.nextTicks(after, 256).filter((t) => t <= now);
+  // Ask for a few ticks first (usually none or one is due), more only while all of them are due.
+  for (let after = schedule.cursor, chunk = 2; due.length < MAX_TICKS_ENUMERATED; chunk = Math.min(chunk * 4, 512)) {
+    const ticks = cron.nextTicks(after, chunk);
+    const batch = ticks.filter((t) => t <= now);
     due.push(...batch);
-    if (batch.length < 256 || due.length >= MAX_TICKS_ENUMERATED) break;
+    if (batch.length < ticks.length || ticks.length < chunk) break;
     after = batch.at(-1)!;
   }
   if (due.length === 0) return null;

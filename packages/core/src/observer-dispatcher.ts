@@ -47,6 +47,7 @@ export class ObserverDispatcher {
   readonly #pollIntervalMs: number;
   readonly #loops: Loop[];
   #stopping = false;
+  #busy = 0;
   readonly #running: Promise<void>[] = [];
   readonly #wakers = new Set<() => void>();
 
@@ -91,6 +92,11 @@ export class ObserverDispatcher {
     for (const loop of this.#loops) this.#running.push(this.#run(loop));
   }
 
+  /** Observer cycles under way. */
+  get inflight(): number {
+    return this.#busy;
+  }
+
   async stop(): Promise<void> {
     this.#stopping = true;
     for (const wake of this.#wakers) wake();
@@ -100,11 +106,14 @@ export class ObserverDispatcher {
   async #run(loop: Loop): Promise<void> {
     while (!this.#stopping) {
       let full = false;
+      this.#busy++;
       try {
         full = await this.#cycle(loop);
       } catch (error) {
         const transient = isBelayError(error, "BELAY_TRANSIENT_STORE");
         this.#logger.warn("observer cycle failed", { observerId: loop.options.id, transient, error: String(error) });
+      } finally {
+        this.#busy--;
       }
       if (!full) await this.#sleep(this.#pollIntervalMs);
     }

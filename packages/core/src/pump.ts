@@ -48,6 +48,8 @@ export class Pump {
   readonly #settled: Promise<void>;
   #settle!: () => void;
   #halted: string | null = null;
+  /** Store calls under way (for harnesses that wait until a pump is quiet; handlers are `executing`). */
+  #inflight = 0;
 
   constructor(options: PumpOptions) {
     this.#options = options;
@@ -57,8 +59,16 @@ export class Pump {
   }
 
   /** The driver's state plus whether the pump fail-stopped. */
-  snapshot(): DriverSnapshot & { readonly workerId: string; readonly halted: string | null } {
-    return { ...this.#driver.snapshot(), workerId: this.workerId, halted: this.#halted };
+  snapshot(): DriverSnapshot & { readonly workerId: string; readonly halted: string | null; readonly inflight: number } {
+    return { ...this.#driver.snapshot(), workerId: this.workerId, halted: this.#halted, inflight: this.#inflight };
+  }
+
+  /** Counts `work` as in flight until it settles. */
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#inflight++;
+    return work.finally(() => {
+      this.#inflight--;
+    });
   }
 
   /** Whether this pump serves `queue` (for wake-up hints). */
@@ -115,7 +125,7 @@ export class Pump {
     const { workerId } = this;
     switch (command.type) {
       case "claim":
-        store.claim({ workerId, queues: command.queues, max: command.max, leaseMs: command.leaseMs, now: this.#now() }).then(
+        this.#track(store.claim({ workerId, queues: command.queues, max: command.max, leaseMs: command.leaseMs, now: this.#now() })).then(
           (result) => this.#post({ type: "claimed", claimId: command.claimId, jobs: result.jobs, nextDueAt: result.nextDueAt, now: this.#now() }),
           (error) => this.#post({ type: "claimFailed", claimId: command.claimId, fault: this.#fault("claim", error), now: this.#now() }),
         );
@@ -125,13 +135,13 @@ export class Pump {
         queueMicrotask(() => void this.#execute(command.job));
         break;
       case "report":
-        store.reportOutcomes({ reports: command.reports, now: this.#now() }).then(
+        this.#track(store.reportOutcomes({ reports: command.reports, now: this.#now() })).then(
           (results) => this.#post({ type: "reported", batchId: command.batchId, results, now: this.#now() }),
           (error) => this.#post({ type: "reportFailed", batchId: command.batchId, fault: this.#fault("reportOutcomes", error), now: this.#now() }),
         );
         break;
       case "heartbeat":
-        store.heartbeat({ workerId, leases: command.leases, leaseMs: command.leaseMs, now: this.#now() }).then(
+        this.#track(store.heartbeat({ workerId, leases: command.leases, leaseMs: command.leaseMs, now: this.#now() })).then(
           (results) => this.#post({ type: "heartbeatAnswered", results, now: this.#now() }),
           (error) => this.#post({ type: "heartbeatFailed", fault: this.#fault("heartbeat", error), now: this.#now() }),
         );
@@ -140,26 +150,26 @@ export class Pump {
         this.#abort(command.jobId, command.reason);
         break;
       case "release":
-        store.release({ workerId, leases: command.leases, now: this.#now() }).then(
+        this.#track(store.release({ workerId, leases: command.leases, now: this.#now() })).then(
           (results) => this.#post({ type: "released", results, now: this.#now() }),
           (error) => this.#post({ type: "releaseFailed", leases: command.leases, fault: this.#fault("release", error), now: this.#now() }),
         );
         break;
       case "expireLeases":
-        store.expireLeases({ now: this.#now(), max: command.max, queues: command.queues, retry: command.retry }).then(
+        this.#track(store.expireLeases({ now: this.#now(), max: command.max, queues: command.queues, retry: command.retry })).then(
           ({ expired }) =>
             this.#post({ type: "maintained", task: "expireLeases", count: expired.length, full: expired.length >= command.max, now: this.#now() }),
           (error) => this.#post({ type: "maintenanceFailed", task: "expireLeases", fault: this.#fault("expireLeases", error), now: this.#now() }),
         );
         break;
       case "loadSchedules":
-        store.listSchedules().then(
+        this.#track(store.listSchedules()).then(
           (schedules) => this.#post({ type: "schedulesLoaded", schedules, now: this.#now() }),
           (error) => this.#post({ type: "maintenanceFailed", task: "schedules", fault: this.#fault("listSchedules", error), now: this.#now() }),
         );
         break;
       case "mintDue":
-        store.mintDue({ decisions: command.decisions, now: this.#now() }).then(
+        this.#track(store.mintDue({ decisions: command.decisions, now: this.#now() })).then(
           (results) => {
             const minted = results.reduce((n, r) => n + (r.status === "minted" ? r.jobIds.length : 0), 0);
             this.#post({ type: "maintained", task: "schedules", count: minted, full: false, now: this.#now() });
@@ -168,7 +178,7 @@ export class Pump {
         );
         break;
       case "purge":
-        store.purgeTerminal({ retentionClass: command.retentionClass, before: command.before, max: command.max }).then(
+        this.#track(store.purgeTerminal({ retentionClass: command.retentionClass, before: command.before, max: command.max })).then(
           ({ purged }) => this.#post({ type: "maintained", task: command.task, count: purged, full: purged >= command.max, now: this.#now() }),
           (error) => this.#post({ type: "maintenanceFailed", task: command.task, fault: this.#fault("purgeTerminal", error), now: this.#now() }),
         );

@@ -66,13 +66,20 @@ export interface WorkerOptions {
 /** A pump event with the group it came from. */
 export type WorkerEvent = PumpEvent & { readonly group: string; readonly workerId: string };
 
-export type PumpHealth = DriverSnapshot & { readonly workerId: string; readonly halted: string | null };
+export type PumpHealth = DriverSnapshot & {
+  readonly workerId: string;
+  readonly halted: string | null;
+  /** Store calls under way. */
+  readonly inflight: number;
+};
 
 /** The state of every pump, for health endpoints. */
 export interface WorkerHealth {
   readonly status: "idle" | "running" | "degraded" | "stopping" | "stopped" | "halted";
   /** Accepting work: running, and no group wholly halted. */
   readonly ready: boolean;
+  /** Store calls and observer rounds under way across the worker (0 = quiet; handlers count as `executing`). */
+  readonly inflight: number;
   readonly groups: readonly {
     readonly name: string;
     readonly status: "running" | "degraded" | "partiallyHalted" | "halted" | "stopped";
@@ -254,6 +261,7 @@ export class Worker {
           : groups.some((g) => g.status !== "running")
             ? "degraded"
             : "running";
-    return { status, ready: this.#phase === "running" && !anyHalted, groups };
+    const inflight = groups.reduce((n, g) => n + g.pumps.reduce((m, p) => m + p.inflight, 0), 0) + this.#observers.inflight;
+    return { status, ready: this.#phase === "running" && !anyHalted, inflight, groups };
   }
 }

@@ -146,6 +146,7 @@ export function insertJob(
     undo.patch(parent, { children: [...parent.children, row.id] });
   }
   recordTransition(state, undo, row, now, null);
+  if (row.state === "scheduled" && row.dueAt <= now) state.dueQueues.add(row.queue);
   return row;
 }
 
@@ -197,6 +198,7 @@ export function moveJob(
     bumpLive(state, undo, row.scheduleId, toTerminal ? -1 : 1);
   }
   recordTransition(state, undo, row, now, failureDetail);
+  if (to === "scheduled" && row.dueAt <= now) state.dueQueues.add(row.queue);
 }
 
 /** Renews a leased job's expiry, re-indexing it. */

@@ -17,6 +17,7 @@ import {
   type FacetValue,
   type HeartbeatRequest,
   type HeartbeatResult,
+  type HintListener,
   type HistoryPolicy,
   type Instant,
   type JobActionRequest,
@@ -118,6 +119,11 @@ export interface MemoryStoreOptions {
   readonly bounds?: Partial<Bounds>;
   /** Default `transitionsAndFailureDetail`. */
   readonly historyPolicy?: HistoryPolicy;
+  /**
+   * Emit in-process wake-up hints after each write that made a job due (default false, as the
+   * design has it for this store; the test harness turns them on so idle workers react at once).
+   */
+  readonly wakeUpHints?: boolean;
 }
 
 /** A write that can be replayed: what a transaction buffers until it commits. */
@@ -147,6 +153,7 @@ export class MemoryStore implements JobStore {
   readonly #mutex = new Mutex();
   #hook: StepHook | null = null;
   #closed = false;
+  readonly #hintListeners = new Set<HintListener>();
 
   constructor(options: MemoryStoreOptions = {}) {
     const bounds = resolveBounds(options.bounds);
@@ -155,14 +162,23 @@ export class MemoryStore implements JobStore {
       throw new InvalidInputError("historyPolicy", "must be off, transitions or transitionsAndFailureDetail");
     }
     this.#state = new MemoryState(bounds, historyPolicy);
+    if (options.wakeUpHints) {
+      this.subscribeHints = (listener) => {
+        this.#hintListeners.add(listener);
+        return () => void this.#hintListeners.delete(listener);
+      };
+    }
     this.capabilities = Object.freeze({
       name: "memory",
       transactionalEnqueue: true,
-      wakeUpHints: false,
+      wakeUpHints: options.wakeUpHints ?? false,
       bounds,
       historyPolicy,
     });
   }
+
+  /** Present only when constructed with `wakeUpHints: true`. */
+  subscribeHints?: (listener: HintListener) => () => void;
 
   /**
    * Installs (or, with `null`, removes) a test hook called at each internal step of every write:
@@ -483,12 +499,29 @@ export class MemoryStore implements JobStore {
       try {
         const result = await body(undo);
         await undo.step("commit");
+        this.#emitHints();
         return result;
       } catch (error) {
         undo.rollback();
+        this.#state.dueQueues.clear();
         throw error;
       }
     });
+  }
+
+  /** Tells hint listeners about queues the committed write made due (lossy by contract). */
+  #emitHints(): void {
+    const queues = [...this.#state.dueQueues];
+    this.#state.dueQueues.clear();
+    for (const queue of queues) {
+      for (const listener of this.#hintListeners) {
+        try {
+          listener(queue);
+        } catch {
+          // A failing listener must not fail the committed write.
+        }
+      }
+    }
   }
 
   async #read<T>(body: () => T): Promise<T> {
@@ -529,6 +562,7 @@ export class MemoryStore implements JobStore {
         return result;
       } finally {
         undo.rollback();
+        this.#state.dueQueues.clear();
       }
     });
   }

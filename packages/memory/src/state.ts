@@ -137,6 +137,8 @@ export class MemoryState {
   /** The store-wide transition log in position (= commit) order. */
   readonly log: LogEntry[] = [];
   readonly observers = new Map<string, ObserverRow>();
+  /** Queues that got a job due by the operation's `now`: hinted after the operation commits. */
+  readonly dueQueues = new Set<string>();
   /** Counters; patched through the undo log like everything else. */
   readonly sequences = { job: 0, position: 0, audit: 0, workflow: 0 };
 

@@ -19,7 +19,7 @@ import {
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type Clock, systemClock } from "./clock.js";
 import { parseCron } from "./cron-planner.js";
-import type { AnyJobDefinition, JobDefinition, PayloadOf } from "./define-job.js";
+import type { AnyJobDefinition, PayloadOf } from "./define-job.js";
 import { createJobId } from "./ids.js";
 import { type TagInput, parseTags } from "./tags.js";
 
@@ -44,7 +44,7 @@ export interface EnqueueOptions {
 /** A job ready to enqueue, made by {@link request}; it has its id already, so others can name it as a parent. */
 export interface JobRequest<TInput = unknown> {
   readonly id: string;
-  readonly job: JobDefinition<TInput, unknown, unknown>;
+  readonly job: AnyJobDefinition;
   readonly payload: TInput;
   readonly options: EnqueueOptions;
 }

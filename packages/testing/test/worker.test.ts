@@ -1,5 +1,5 @@
 import { type JobStore, TransientStoreError } from "@belay/contract";
-import { defineJob, JobAbortedError, PermanentJobError, type WorkerEvent } from "@belay/core";
+import { defineJob, JobAbortedError, PermanentJobError, request, type WorkerEvent } from "@belay/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createTestHarness, type TestHarness } from "../src/index.js";
@@ -32,7 +32,7 @@ describe("worker on the memory store", () => {
       },
     });
     harness = await createTestHarness({ jobs: [job], worker: { groups: [{ name: "g", queues: ["default"], poolSize: 5 }] } });
-    await harness.client.enqueueMany(Array.from({ length: 50 }, () => ({ id: crypto.randomUUID(), job, payload: undefined, options: {} })));
+    await harness.client.enqueueMany(Array.from({ length: 50 }, () => request(job, undefined)));
     let finished = 0;
     while (finished < 50) {
       await harness.advance(0);

@@ -1,6 +1,7 @@
 import {
   type ClaimedJob,
   type JobStore,
+  type OutcomeResult,
   type Tag,
   isBelayError,
   utf8ByteLength,
@@ -17,6 +18,7 @@ import { parseTags, type TagInput } from "./tags.js";
 export type PumpEvent =
   | { readonly type: "jobStarted"; readonly job: ClaimedJob }
   | { readonly type: "jobFinished"; readonly job: ClaimedJob; readonly result: ExecutionResult["type"]; readonly durationMs: number }
+  | { readonly type: "outcomesReported"; readonly results: readonly OutcomeResult[] }
   | { readonly type: "storeFault"; readonly operation: string; readonly transient: boolean; readonly message: string }
   | { readonly type: "halted"; readonly message: string };
 
@@ -136,7 +138,10 @@ export class Pump {
         break;
       case "report":
         this.#track(store.reportOutcomes({ reports: command.reports, now: this.#now() })).then(
-          (results) => this.#post({ type: "reported", batchId: command.batchId, results, now: this.#now() }),
+          (results) => {
+            this.#options.onEvent({ type: "outcomesReported", results });
+            this.#post({ type: "reported", batchId: command.batchId, results, now: this.#now() });
+          },
           (error) => this.#post({ type: "reportFailed", batchId: command.batchId, fault: this.#fault("reportOutcomes", error), now: this.#now() }),
         );
         break;

@@ -1,0 +1,57 @@
+import { isBelayError } from "@belay/contract";
+import { HelpRequested, parseHostConfig } from "./config.js";
+import { startHealthServer } from "./health-server.js";
+import { openStore, redactStoreUrl } from "./store-url.js";
+import { WorkerHost } from "./worker-host.js";
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = parseHostConfig(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof HelpRequested) {
+      console.log(error.message);
+      return 0;
+    }
+    console.error(`belay-worker: ${(error as Error).message}\nrun belay-worker --help for the options`);
+    return 2;
+  }
+  const store = await openStore(config.store);
+  const host = await WorkerHost.create(config, { store });
+  const health = await startHealthServer({
+    host: config.health.host,
+    port: config.health.port,
+    health: () => host.worker.health(),
+    registry: host.metrics.registry,
+  });
+  await host.start();
+  console.log(`belay-worker: serving ${redactStoreUrl(config.store)}; health and metrics at ${health.url}`);
+
+  let stopping: Promise<void> | null = null;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    console.log(`belay-worker: ${signal}: stopping (deadline ${config.stopTimeoutMs} ms)`);
+    // readyz turns unready at once (the worker leaves "running"); liveness stays up until the end.
+    stopping = host
+      .stop()
+      .then(() => health.close())
+      .then(() => store.close())
+      .then(() => {
+        console.log("belay-worker: stopped");
+        process.exit(0);
+      });
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+  return -1; // keep running
+}
+
+main().then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    console.error(`belay-worker: ${isBelayError(error) ? `${error.code}: ` : ""}${(error as Error)?.stack ?? String(error)}`);
+    process.exit(1);
+  },
+);

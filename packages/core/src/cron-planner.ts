@@ -5,8 +5,8 @@ import { Cron } from "croner";
 export const MISSED_TICK_THRESHOLD_MS = 60_000;
 /** Most ticks minted for one schedule in one planning pass; the rest wait for the next pass. */
 export const MAX_TICKS_PER_PASS = 32;
-/** Most ticks enumerated in one pass; a longer backlog is skipped in bulk (only the newest are recorded). */
-const MAX_TICKS_ENUMERATED = 10_000;
+/** Most ticks enumerated forward from the cursor; a longer backlog is skipped in bulk. */
+const MAX_TICKS_ENUMERATED = 1_000;
 
 /** A parsed cron expression in its time zone. Parse once per schedule definition. */
 export interface CronSchedule {
@@ -14,6 +14,8 @@ export interface CronSchedule {
   readonly timeZone: string;
   /** Fire times strictly after `after`, up to `count` of them, in order. */
   nextTicks(after: Instant, count: number): Instant[];
+  /** The last `count` fire times at or before `atOrBefore`, in order (oldest first). */
+  previousTicks(atOrBefore: Instant, count: number): Instant[];
 }
 
 /**
@@ -39,6 +41,12 @@ export function parseCron(expression: string, timeZone = "UTC"): CronSchedule {
     timeZone,
     nextTicks(after, count) {
       return cron.nextRuns(count, new Date(after)).map((d) => d.getTime());
+    },
+    previousTicks(atOrBefore, count) {
+      return cron
+        .previousRuns(count, new Date(atOrBefore + 1))
+        .map((d) => d.getTime())
+        .reverse();
     },
   };
 }
@@ -68,14 +76,28 @@ export type PlannableSchedule = Pick<ScheduleRecord, "id" | "cursor" | "catchUp"
  * - At most 32 ticks are minted per pass; the cursor stops after the last tick considered.
  */
 export function planSchedule(schedule: PlannableSchedule, cron: CronSchedule, now: Instant): MintDecision | null {
-  const due: Instant[] = [];
+  let due: Instant[] = [];
   // Ask for a few ticks first (usually none or one is due), more only while all of them are due.
+  let complete = false;
   for (let after = schedule.cursor, chunk = 2; due.length < MAX_TICKS_ENUMERATED; chunk = Math.min(chunk * 4, 512)) {
     const ticks = cron.nextTicks(after, chunk);
     const batch = ticks.filter((t) => t <= now);
     due.push(...batch);
-    if (batch.length < ticks.length || ticks.length < chunk) break;
+    if (batch.length < ticks.length || ticks.length < chunk) {
+      complete = true;
+      break;
+    }
     after = batch.at(-1)!;
+  }
+  if (!complete) {
+    // A long backlog (downtime): take the newest ticks instead — every fresh one plus enough
+    // missed ones to record — and skip the older rest in bulk, so one pass catches up and
+    // `coalesce` makes up exactly once.
+    for (let count = 64; ; count *= 2) {
+      due = cron.previousTicks(now, count).filter((t) => t > schedule.cursor);
+      const missed = due.filter((t) => now - t > MISSED_TICK_THRESHOLD_MS).length;
+      if (due.length < count || missed > MAX_TICKS_PER_PASS) break;
+    }
   }
   if (due.length === 0) return null;
 

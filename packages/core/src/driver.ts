@@ -61,6 +61,8 @@ export class NodeDriver {
   readonly #running = new Map<string, Running>();
   /** Outcomes waiting for a report, oldest first. */
   #buffer: OutcomeReport[] = [];
+  /** The claimed job behind each unreported outcome (to decide a retry if the store rejects it). */
+  readonly #unreported = new Map<string, ClaimedJob>();
   #reportInFlight: { batchId: number; reports: readonly OutcomeReport[] } | null = null;
   #reportBackoff: Backoff | null = null;
   #nextBatchId = 1;
@@ -221,16 +223,15 @@ export class NodeDriver {
     }
     this.#backlog = jobs.length >= requested;
     if (this.#backlog) {
-      this.#plannedClaims = [];
+      // More is probably waiting: poll again once the poll's remaining claims (if any) went out.
       this.#pollWanted = true;
       return;
     }
     if (this.#plannedClaims.length > 0) return; // the poll's remaining claims go out next
-    // The served queues are drained up to now: sleep until the next due job, or the idle interval.
-    if (jobs.length === 0 && nextDueAt === null) {
-      this.#idleMs = Math.min(this.#idleMs * 2, this.#config.maxPollIntervalMs);
-    }
+    // The served queues are drained up to now: sleep until the next due job, or the idle
+    // interval, which doubles (up to its ceiling) with every empty poll.
     const idleWake = now + (jobs.length === 0 ? this.#idleMs : this.#config.pollIntervalMs);
+    if (jobs.length === 0) this.#idleMs = Math.min(this.#idleMs * 2, this.#config.maxPollIntervalMs);
     this.#nextPollAt =
       nextDueAt === null
         ? idleWake
@@ -246,6 +247,7 @@ export class NodeDriver {
     if (this.#backlog) this.#pollWanted = true;
     if (running.abandoned) return;
     this.#buffer.push(this.#toReport(running, result, now));
+    this.#unreported.set(jobId, running.job);
   }
 
   #toReport(running: Running, result: ExecutionResult, now: Instant): OutcomeReport {
@@ -282,20 +284,26 @@ export class NodeDriver {
     this.#reportBackoff = null;
     this.#healthy();
     for (const [i, result] of results.entries()) {
-      if (result.status === "applied") {
-        // A terminal outcome may have released a dependent job: look for it now.
-        this.#pollWanted = true;
-      } else if (result.status === "rejected") {
-        // The store refused the report itself (e.g. output over its bound): fail the attempt.
-        const original = batch[i];
-        if (original !== undefined && original.outcome.type !== "failed") {
-          this.#buffer.push({
-            ...original,
-            outcome: { type: "failed", retryAt: now, failureDetail: `the store rejected the outcome: ${JSON.stringify(result)}` },
-            addTags: [],
-          });
-        }
+      const job = this.#unreported.get(result.jobId);
+      if (result.status === "rejected" && job !== undefined && batch[i]?.outcome.type !== "failed") {
+        // The store refused the report itself (e.g. output over its bound): fail the attempt
+        // under the job type's policy (the refused row changed nothing, so the lease still holds).
+        const decision = decideFailure(this.#config.retryFor(job.jobName), job.id, countedAttempts(job), now);
+        this.#buffer.push({
+          jobId: job.id,
+          workerId: this.#config.workerId,
+          attempt: job.attempt,
+          outcome: {
+            type: "failed",
+            retryAt: decision.type === "retry" ? decision.retryAt : null,
+            failureDetail: `the store rejected the outcome: ${result.rejection.message}`,
+          },
+        });
+        continue;
       }
+      this.#unreported.delete(result.jobId);
+      // A terminal outcome may have released a dependent job: look for it now.
+      if (result.status === "applied") this.#pollWanted = true;
     }
   }
 
@@ -309,6 +317,7 @@ export class NodeDriver {
         }
         // A buffered outcome of a lost lease would only be stale.
         this.#buffer = this.#buffer.filter((r) => r.jobId !== result.jobId);
+        this.#unreported.delete(result.jobId);
       } else if (result.cancelRequested && running !== undefined && !running.cancelRequested && !running.abandoned) {
         running.cancelRequested = true;
         out.push({ type: "abort", jobId: result.jobId, reason: "cancelRequested" });

@@ -1,1 +1,9 @@
-export {};
+/**
+ * `@belay/sqlite` — the Belay store on SQLite (better-sqlite3 12): the embedded default. Any
+ * number of processes on one host may share the file; never across hosts.
+ */
+export { SqliteStore } from "./sqlite-store.js";
+export { resolveSqliteStoreConfig, DEFAULT_TABLE_PREFIX, DEFAULT_BUSY_TIMEOUT_MS } from "./sqlite-store-config.js";
+export type { SqliteStoreConfig, ResolvedSqliteStoreConfig } from "./sqlite-store-config.js";
+export { SCHEMA_VERSION, MIGRATIONS } from "./migrations/index.js";
+export type { Migration } from "./migrations/index.js";

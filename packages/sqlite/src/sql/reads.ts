@@ -1,0 +1,136 @@
+import {
+  type Bounds,
+  type DependencyEdges,
+  type FacetRequest,
+  type FacetValue,
+  type JobCount,
+  type JobPage,
+  type JobRecord,
+  type ListJobsRequest,
+  type TransitionRecord,
+  clampToBound,
+  decodeSeqCursor,
+  encodeSeqCursor,
+  jobStateFromCode,
+} from "@belay/contract";
+import type { Statements } from "../connection.js";
+import { S, type Tables } from "../tables.js";
+import { filterSql } from "./job-filter.js";
+import { type SummaryRow, summaryColumns, toSummary } from "./jobs.js";
+
+const GET_JOB = (t: Tables) => `SELECT ${summaryColumns(t)},
+  (SELECT p.payload FROM ${t.payloads} p WHERE p.job_seq = j.seq) AS payload
+  FROM ${t.jobs} j WHERE j.id = ?`;
+
+const GET_OUTPUT = (t: Tables) => `SELECT o.output FROM ${t.outputs} o JOIN ${t.jobs} j ON j.seq = o.job_seq WHERE j.id = ?`;
+
+const GET_HISTORY = (t: Tables) => `SELECT tr.position, tr.ordinal, tr.at, tr.state, tr.attempt, tr.failure_detail
+  FROM ${t.transitions} tr JOIN ${t.jobs} j ON j.seq = tr.job_seq WHERE j.id = ? ORDER BY tr.ordinal`;
+
+const COUNT_JOBS = (t: Tables) => `SELECT queue, state, count(*) AS count FROM ${t.jobs} GROUP BY queue, state ORDER BY queue, state`;
+
+const SEQ_OF = (t: Tables) => `SELECT seq FROM ${t.jobs} WHERE id = ?`;
+
+/** Parents by id (a purged parent no longer shows), in the order the child named them. */
+const PARENTS = (t: Tables) => `SELECT e.parent_id AS job_id, p.state FROM ${t.edges} e JOIN ${t.jobs} p ON p.id = e.parent_id
+  WHERE e.child_seq = ? ORDER BY e.ordinal`;
+
+/** Children that named this very job (not an earlier job with the same id), in enqueue order. */
+const CHILDREN = (t: Tables) => `SELECT c.id AS job_id, c.state FROM ${t.edges} e JOIN ${t.jobs} c ON c.seq = e.child_seq
+  WHERE e.parent_seq = ? ORDER BY c.seq`;
+
+/** See `JobStore.getJob`: one statement, so one snapshot. */
+export function getJob(q: Statements, jobId: string): JobRecord | null {
+  const row = q.get(GET_JOB).get(jobId) as (SummaryRow & { payload: string }) | undefined;
+  return row === undefined ? null : { ...toSummary(row), payload: row.payload };
+}
+
+/** See `JobStore.getJobOutput`. */
+export function getJobOutput(q: Statements, jobId: string): string | null {
+  return (q.get(GET_OUTPUT).get(jobId) as { output: string } | undefined)?.output ?? null;
+}
+
+/** See `JobStore.getJobHistory`: oldest first. */
+export function getJobHistory(q: Statements, jobId: string): TransitionRecord[] {
+  const rows = q.get(GET_HISTORY).all(jobId) as {
+    position: number;
+    ordinal: number;
+    at: number;
+    state: number;
+    attempt: number;
+    failure_detail: string | null;
+  }[];
+  return rows.map((row) => ({
+    jobId,
+    ordinal: row.ordinal,
+    position: row.position,
+    at: row.at,
+    state: jobStateFromCode(row.state),
+    attempt: row.attempt,
+    failureDetail: row.failure_detail,
+  }));
+}
+
+/** See `JobStore.listJobs`: keyset paging over `seq` in either direction; the request is already validated. */
+export function listJobs(q: Statements, bounds: Readonly<Bounds>, request: ListJobsRequest): JobPage {
+  const limit = clampToBound(request.limit ?? bounds.monitorPage, bounds.monitorPage);
+  const descending = request.order === "newestFirst";
+  const after = request.after === undefined ? undefined : decodeSeqCursor(request.after);
+  const filter = filterSql(q.t.tags, request);
+  const conditions = [...filter.conditions];
+  if (after !== undefined) conditions.push(descending ? "j.seq < ?" : "j.seq > ?");
+  const rows = q
+    .shaped(
+      `list:${filter.shape}:${after !== undefined}:${descending}`,
+      (t) => `SELECT ${summaryColumns(t)} FROM ${t.jobs} j
+        ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}
+        ORDER BY j.seq ${descending ? "DESC" : "ASC"} LIMIT ?`,
+    )
+    .all(...filter.params, ...(after === undefined ? [] : [after]), limit + 1) as SummaryRow[];
+  const jobs = rows.slice(0, limit).map(toSummary);
+  const last = jobs.at(-1);
+  return { jobs, nextCursor: rows.length > limit && last ? encodeSeqCursor(last.seq) : null };
+}
+
+/** See `JobStore.countJobs`. */
+export function countJobs(q: Statements): JobCount[] {
+  return (q.get(COUNT_JOBS).all() as { queue: string; state: number; count: number }[]).map((row) => ({
+    queue: row.queue,
+    state: jobStateFromCode(row.state),
+    count: row.count,
+  }));
+}
+
+/** See `JobStore.getDependencies`; call inside one snapshot. */
+export function getDependencies(q: Statements, jobId: string): DependencyEdges | null {
+  const job = q.get(SEQ_OF).get(jobId) as { seq: number } | undefined;
+  if (job === undefined) return null;
+  const parents = (q.get(PARENTS).all(job.seq) as { job_id: string; state: number }[]).map((row) => ({
+    jobId: row.job_id,
+    state: jobStateFromCode(row.state),
+    gating: row.state < S.succeeded,
+  }));
+  const children = (q.get(CHILDREN).all(job.seq) as { job_id: string; state: number }[]).map((row) => ({
+    jobId: row.job_id,
+    state: jobStateFromCode(row.state),
+  }));
+  return { parents, children };
+}
+
+/**
+ * See `JobStore.facetTags`: distinct jobs per value (a job carries a tag at most once), count
+ * descending, then value by code point (SQLite's binary collation compares UTF-8 bytes).
+ */
+export function facetTags(q: Statements, request: FacetRequest): FacetValue[] {
+  const filter = filterSql(q.t.tags, request.scope ?? {});
+  const conditions = ["f.key = ?", ...filter.conditions];
+  const limited = request.max !== undefined;
+  const rows = q
+    .shaped(
+      `facet:${filter.shape}:${limited}`,
+      (t) => `SELECT f.value, count(*) AS count FROM ${t.tags} f JOIN ${t.jobs} j ON j.seq = f.job_seq
+        WHERE ${conditions.join(" AND ")} GROUP BY f.value ORDER BY count DESC, f.value ${limited ? "LIMIT ?" : ""}`,
+    )
+    .all(request.key, ...filter.params, ...(limited ? [Math.floor(request.max!)] : [])) as FacetValue[];
+  return rows.map((row) => ({ value: row.value, count: row.count }));
+}

@@ -1,0 +1,199 @@
+import {
+  type CatchUpPolicy,
+  type Instant,
+  type MintDecision,
+  type MintResult,
+  type NormalizedNewJob,
+  type ScheduleDefinition,
+  type ScheduleRecord,
+  type ScheduleWithPayload,
+  type Tag,
+  type TriggerScheduleRequest,
+  type TriggerScheduleResult,
+  type UpsertScheduleResult,
+  normalizeTags,
+  scheduledJobId,
+} from "@belay/contract";
+import type { Statements } from "../connection.js";
+import { S, type Tables } from "../tables.js";
+import type { OpContext, Steps } from "../transaction.js";
+import { appendAudit } from "./audit.js";
+import { findJob, insertJob, parseTags } from "./jobs.js";
+
+const CATCH_UP: readonly CatchUpPolicy[] = ["skip", "coalesce"];
+
+const CURSOR_OF = (t: Tables) => `SELECT cursor FROM ${t.schedules} WHERE id = ?`;
+
+const INSERT_SCHEDULE = (t: Tables) => `INSERT INTO ${t.schedules} (id, cron, time_zone, job_name, queue, payload, tags,
+  catch_up, no_overlap, cursor, skipped_ticks, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, ?)`;
+
+const REDEFINE_SCHEDULE = (t: Tables) => `UPDATE ${t.schedules} SET cron = ?, time_zone = ?, job_name = ?, queue = ?,
+  payload = ?, tags = ?, catch_up = ?, no_overlap = ?, updated_at = ? WHERE id = ?`;
+
+const DELETE_SCHEDULE = (t: Tables) => `DELETE FROM ${t.schedules} WHERE id = ? RETURNING id`;
+
+/** `hasLiveInstance` reads the partial index of scheduled jobs by (schedule, state). */
+const scheduleColumns = (t: Tables) => `s.id, s.cron, s.time_zone, s.job_name, s.queue, s.tags, s.catch_up, s.no_overlap,
+  s.cursor, s.skipped_ticks, s.created_at, s.updated_at,
+  EXISTS (SELECT 1 FROM ${t.jobs} j WHERE j.schedule_id = s.id AND j.state < ${S.succeeded}) AS live`;
+
+const LIST_SCHEDULES = (t: Tables) => `SELECT ${scheduleColumns(t)} FROM ${t.schedules} s ORDER BY s.id`;
+
+const GET_SCHEDULE = (t: Tables) => `SELECT ${scheduleColumns(t)}, s.payload FROM ${t.schedules} s WHERE s.id = ?`;
+
+const SCHEDULE_FOR_MINT = (t: Tables) => `SELECT job_name, queue, payload, tags, cursor, skipped_ticks FROM ${t.schedules} WHERE id = ?`;
+
+/** The cursor's compare-and-set: applies only if nobody moved the cursor since the Core planned. */
+const MOVE_CURSOR = (t: Tables) => `UPDATE ${t.schedules} SET cursor = ?, skipped_ticks = ? WHERE id = ? AND cursor = ?`;
+
+interface ScheduleRow {
+  id: string;
+  cron: string;
+  time_zone: string;
+  job_name: string;
+  queue: string;
+  tags: string;
+  catch_up: number;
+  no_overlap: number;
+  cursor: number;
+  skipped_ticks: string;
+  created_at: number;
+  updated_at: number;
+  live: number;
+}
+
+function toScheduleRecord(row: ScheduleRow): ScheduleRecord {
+  return {
+    id: row.id,
+    cron: row.cron,
+    timeZone: row.time_zone,
+    jobName: row.job_name,
+    queue: row.queue,
+    tags: parseTags(row.tags),
+    catchUp: CATCH_UP[row.catch_up]!,
+    noOverlap: row.no_overlap === 1,
+    cursor: row.cursor,
+    skippedTicks: JSON.parse(row.skipped_ticks) as Instant[],
+    hasLiveInstance: row.live === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+const tagsJson = (tags: readonly Tag[]) => JSON.stringify(tags.map((tag) => [tag.key, tag.value]));
+
+/** See `JobStore.upsertSchedule`; the definition is already validated. */
+export function* upsertSchedule(ctx: OpContext, definition: ScheduleDefinition, now: Instant): Steps<UpsertScheduleResult> {
+  const normalized = normalizeTags(definition.tags ?? [], "schedule.tags", ctx.bounds);
+  const tags = tagsJson(normalized.ok ? normalized.tags : []);
+  const fields = [
+    definition.cron,
+    definition.timeZone,
+    definition.jobName,
+    definition.queue,
+    definition.payload,
+    tags,
+    CATCH_UP.indexOf(definition.catchUp),
+    definition.noOverlap ? 1 : 0,
+  ];
+  const existing = ctx.q.get(CURSOR_OF).get(definition.id) as { cursor: number } | undefined;
+  if (existing !== undefined) {
+    ctx.q.get(REDEFINE_SCHEDULE).run(...fields, now, definition.id);
+    return { status: "updated", cursor: existing.cursor };
+  }
+  ctx.q.get(INSERT_SCHEDULE).run(definition.id, ...fields, now, now, now);
+  yield "schedule inserted";
+  return { status: "created", cursor: now };
+}
+
+/** See `JobStore.removeSchedule`. */
+export function* removeSchedule(ctx: OpContext, scheduleId: string): Steps<{ status: "removed" } | { status: "notFound" }> {
+  const removed = ctx.q.get(DELETE_SCHEDULE).get(scheduleId);
+  return removed === undefined ? { status: "notFound" } : { status: "removed" };
+}
+
+/** See `JobStore.listSchedules`: ordered by id, by code point. */
+export function listSchedules(q: Statements): ScheduleRecord[] {
+  return (q.get(LIST_SCHEDULES).all() as ScheduleRow[]).map(toScheduleRecord);
+}
+
+/** See `JobStore.getSchedule`. */
+export function getSchedule(q: Statements, scheduleId: string): ScheduleWithPayload | null {
+  const row = q.get(GET_SCHEDULE).get(scheduleId) as (ScheduleRow & { payload: string }) | undefined;
+  return row === undefined ? null : { ...toScheduleRecord(row), payload: row.payload };
+}
+
+interface MintSource {
+  job_name: string;
+  queue: string;
+  payload: string;
+  tags: string;
+  cursor: number;
+  skipped_ticks: string;
+}
+
+/** Inserts one instance of a schedule unless a job with that id exists; returns whether it did. */
+function mintOne(ctx: OpContext, scheduleId: string, source: MintSource, id: string, dueAt: Instant, now: Instant): boolean {
+  if (findJob(ctx, id) !== undefined) return false;
+  const job: NormalizedNewJob = {
+    id,
+    jobName: source.job_name,
+    queue: source.queue,
+    payload: source.payload,
+    dueAt,
+    parentIds: [],
+    dependencyMode: "onSuccess",
+    tags: parseTags(source.tags),
+    traceContext: null,
+  };
+  const initial = { state: "scheduled" as const, parentsRemaining: 0, terminalCause: null, parentSeqs: [] };
+  insertJob(ctx, job, initial, now, { scheduleId, workflowId: null });
+  return true;
+}
+
+/** See `JobStore.mintDue`; decisions are already validated. */
+export function* mintDue(ctx: OpContext, decisions: readonly MintDecision[], now: Instant): Steps<MintResult[]> {
+  const results: MintResult[] = [];
+  for (const decision of decisions) {
+    const { scheduleId } = decision;
+    const source = ctx.q.get(SCHEDULE_FOR_MINT).get(scheduleId) as MintSource | undefined;
+    if (source === undefined) {
+      results.push({ scheduleId, status: "notFound" });
+      continue;
+    }
+    const skipped = [...(JSON.parse(source.skipped_ticks) as Instant[]), ...decision.skip].slice(-ctx.bounds.skippedTicksKept);
+    const moved = ctx.q.get(MOVE_CURSOR).run(decision.newCursor, JSON.stringify(skipped), scheduleId, decision.expectedCursor);
+    if (moved.changes === 0) {
+      results.push({ scheduleId, status: "stale", cursor: source.cursor });
+      continue;
+    }
+    yield `cursor of ${scheduleId} moved`;
+    const jobIds: string[] = [];
+    for (const tick of decision.mint) {
+      const id = scheduledJobId(scheduleId, tick);
+      if (mintOne(ctx, scheduleId, source, id, tick, now)) jobIds.push(id);
+      yield `tick ${tick} of ${scheduleId} minted`;
+    }
+    results.push({ scheduleId, status: "minted", jobIds });
+  }
+  return results;
+}
+
+/** See `JobStore.triggerSchedule`: one extra instance due now, cursor untouched, audited. */
+export function* triggerSchedule(ctx: OpContext, request: TriggerScheduleRequest): Steps<TriggerScheduleResult> {
+  const source = ctx.q.get(SCHEDULE_FOR_MINT).get(request.scheduleId) as MintSource | undefined;
+  if (source === undefined) return { status: "notFound" };
+  if (!mintOne(ctx, request.scheduleId, source, request.jobId, request.now, request.now)) {
+    return { status: "triggered", jobId: request.jobId };
+  }
+  yield "instance minted";
+  appendAudit(ctx, {
+    actor: request.actor,
+    action: "triggerSchedule",
+    targetKind: "schedule",
+    target: request.scheduleId,
+    detail: request.jobId,
+    at: request.now,
+  });
+  return { status: "triggered", jobId: request.jobId };
+}

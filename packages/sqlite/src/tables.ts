@@ -1,0 +1,58 @@
+import { JOB_STATE_CODES } from "@belay/contract";
+
+/** The quoted names of Belay's tables under one prefix, for building SQL. */
+export interface Tables {
+  readonly prefix: string;
+  readonly migrations: string;
+  readonly jobs: string;
+  readonly payloads: string;
+  readonly outputs: string;
+  readonly tags: string;
+  readonly tagCounts: string;
+  readonly edges: string;
+  readonly transitions: string;
+  readonly schedules: string;
+  readonly queues: string;
+  readonly audit: string;
+  readonly workflows: string;
+  readonly observers: string;
+  readonly deliveries: string;
+  readonly deadLetters: string;
+}
+
+/** Table names for `prefix` (already validated: letters, digits, underscores). */
+export function tablesFor(prefix: string): Tables {
+  const name = (table: string) => `"${prefix}${table}"`;
+  return {
+    prefix,
+    migrations: name("migrations"),
+    jobs: name("jobs"),
+    payloads: name("job_payloads"),
+    outputs: name("job_outputs"),
+    tags: name("job_tags"),
+    tagCounts: name("tag_counts"),
+    edges: name("job_edges"),
+    transitions: name("transitions"),
+    schedules: name("schedules"),
+    queues: name("queues"),
+    audit: name("audit"),
+    workflows: name("workflows"),
+    observers: name("observers"),
+    deliveries: name("observer_deliveries"),
+    deadLetters: name("observer_dead_letters"),
+  };
+}
+
+/**
+ * State codes as SQL literals. They are spelled into the SQL text, never bound, because SQLite
+ * only uses a partial index (`WHERE state = 0`) when the query's own text implies its condition.
+ */
+export const S = Object.freeze({
+  scheduled: JOB_STATE_CODES.scheduled,
+  awaitingParents: JOB_STATE_CODES.awaitingParents,
+  leased: JOB_STATE_CODES.leased,
+  succeeded: JOB_STATE_CODES.succeeded,
+  cancelled: JOB_STATE_CODES.cancelled,
+  deadLettered: JOB_STATE_CODES.deadLettered,
+  quarantined: JOB_STATE_CODES.quarantined,
+});

@@ -1,0 +1,156 @@
+import { type Bounds, type HistoryPolicy, type StepHook, TransientStoreError } from "@belay/contract";
+import { type Connection, LOCK_SLICE_MS, type Statement, type Statements, asStoreError, isLockError } from "./connection.js";
+
+/** What every database operation in `sql/` receives. */
+export interface OpContext {
+  /** Prepared statements of the connection the operation runs on. */
+  readonly q: Statements;
+  readonly bounds: Readonly<Bounds>;
+  readonly history: HistoryPolicy;
+  /** Queues that received a job due now, for wake-up hints; `null` in a caller-owned transaction. */
+  readonly hinted: Set<string> | null;
+}
+
+/**
+ * A write operation's body: a generator that yields the name of each internal step (a point
+ * between two writes where the test hook may fault or park it) and returns the result. Without a
+ * hook the runner drives it straight through, synchronously.
+ */
+export type Steps<T> = Generator<string, T, void>;
+
+/** Notes that `queue` received a job that is due at `now` (hinted after commit). */
+export function noteDue(ctx: OpContext, queue: string, dueAt: number, now: number): void {
+  if (ctx.hinted !== null && dueAt <= now) ctx.hinted.add(queue);
+}
+
+/** Waits between attempts to take the write lock after SQLite's own busy handler gave up. */
+const BACKOFF_MS = [1, 2, 5, 10, 20, 50] as const;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Runs operations on the store's own connection: each write is one `BEGIN IMMEDIATE` transaction
+ * (the write lock is taken before anything is read, so check-then-write inside it is atomic
+ * against every other connection and process); multi-statement reads run in a deferred
+ * transaction for one consistent snapshot.
+ */
+export class TransactionRunner {
+  readonly #db: Connection;
+  readonly #budgetMs: number;
+  readonly #beginWrite: Statement;
+  readonly #beginRead: Statement;
+  readonly #commit: Statement;
+  readonly #rollback: Statement;
+
+  constructor(db: Connection, busyTimeoutMs: number) {
+    this.#db = db;
+    this.#budgetMs = busyTimeoutMs;
+    this.#beginWrite = db.prepare("BEGIN IMMEDIATE");
+    this.#beginRead = db.prepare("BEGIN");
+    this.#commit = db.prepare("COMMIT");
+    this.#rollback = db.prepare("ROLLBACK");
+  }
+
+  /**
+   * Runs `body` in one write transaction, calling `hook` at every step it yields and before the
+   * commit. Anything thrown — by the body, the hook or SQLite — rolls everything back; lock
+   * errors surface as `TransientStoreError`.
+   */
+  async write<T>(operation: string, hook: StepHook | null, body: () => Steps<T>): Promise<T> {
+    if (!this.#tryBegin()) await this.#waitForLock();
+    let steps: Steps<T> | undefined;
+    try {
+      steps = body();
+      let next = steps.next();
+      if (hook === null) {
+        while (!next.done) next = steps.next();
+      } else {
+        while (!next.done) {
+          const parked = hook({ operation, step: next.value });
+          if (parked) await parked;
+          next = steps.next();
+        }
+        const parked = hook({ operation, step: "commit" });
+        if (parked) await parked;
+      }
+      this.#commit.run();
+      return next.value;
+    } catch (error) {
+      try {
+        steps?.return(undefined as T);
+      } catch {
+        // The generator's own cleanup failing changes nothing: the rollback below undoes it all.
+      }
+      if (this.#db.inTransaction) this.#rollback.run();
+      throw asStoreError(error);
+    }
+  }
+
+  /** Runs a read of several statements in one snapshot. */
+  read<T>(body: () => T): T {
+    try {
+      this.#beginRead.run();
+      const result = body();
+      this.#commit.run();
+      return result;
+    } catch (error) {
+      if (this.#db.inTransaction) this.#rollback.run();
+      throw asStoreError(error);
+    }
+  }
+
+  /** Takes the write lock, or reports that another connection holds it. */
+  #tryBegin(): boolean {
+    try {
+      this.#beginWrite.run();
+      return true;
+    } catch (error) {
+      if (isLockError(error)) return false;
+      throw asStoreError(error);
+    }
+  }
+
+  /**
+   * Retries `BEGIN IMMEDIATE` until the busy budget is spent, yielding to the event loop between
+   * attempts. This wait is the only timer in the store and decides nothing about jobs: it only
+   * bounds how long a write queues for the file lock.
+   */
+  async #waitForLock(): Promise<void> {
+    let waited = Math.min(this.#budgetMs, LOCK_SLICE_MS);
+    for (let attempt = 0; waited < this.#budgetMs; attempt++) {
+      const delay = BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]!;
+      await sleep(delay);
+      if (this.#tryBegin()) return;
+      waited += delay + Math.min(this.#budgetMs, LOCK_SLICE_MS);
+    }
+    throw new TransientStoreError(`the database stayed locked by another connection for ${this.#budgetMs} ms; nothing was committed`);
+  }
+}
+
+/**
+ * Runs `body` inside a caller's open transaction on `db`, under a savepoint: a body that throws,
+ * or whose result `keep` refuses, leaves the caller's transaction exactly as it was. Never
+ * begins or commits: the rows commit or roll back with the caller's transaction.
+ */
+export function inCallerTransaction<T>(db: Connection, body: () => Steps<T>, keep: (result: T) => boolean): T {
+  db.exec("SAVEPOINT belay_enqueue");
+  try {
+    const steps = body();
+    let next = steps.next();
+    while (!next.done) next = steps.next();
+    if (!keep(next.value)) db.exec("ROLLBACK TO belay_enqueue");
+    db.exec("RELEASE belay_enqueue");
+    return next.value;
+  } catch (error) {
+    try {
+      db.exec("ROLLBACK TO belay_enqueue");
+      db.exec("RELEASE belay_enqueue");
+    } catch {
+      // SQLite may already have rolled the whole transaction back (e.g. on SQLITE_BUSY); the
+      // caller's COMMIT will then fail and tell them.
+    }
+    throw asStoreError(error);
+  }
+}

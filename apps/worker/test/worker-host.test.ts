@@ -63,6 +63,14 @@ describe("belay-worker as a process", () => {
     // Every job running: the quick ones finish in a second, the slow ones would take a minute.
     await waitFor(async () => ((await store.countJobs()).some((c) => c.state === "leased" && c.count === 8) ? true : undefined), 10_000, () => output);
 
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toContain('belay_jobs_started_total{queue="default",job_name="nap"} 8');
+    expect(metrics).toMatch(/belay_queue_depth\{queue="default",state="leased"\} 8/);
+    expect(metrics).toContain('belay_slots_capacity{group="default"} 8');
+    const healthz = await fetch(`${url}/healthz`);
+    expect(healthz.status).toBe(200);
+    expect((await healthz.json()).groups[0].pumps[0].executing).toBe(8);
+
     child.kill("SIGTERM");
     const readiness: number[] = [];
     let exitCode: number | null | undefined;

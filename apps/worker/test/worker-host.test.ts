@@ -69,7 +69,8 @@ describe("belay-worker as a process", () => {
     expect(metrics).toContain('belay_slots_capacity{group="default"} 8');
     const healthz = await fetch(`${url}/healthz`);
     expect(healthz.status).toBe(200);
-    expect((await healthz.json()).groups[0].pumps[0].executing).toBe(8);
+    const body = (await healthz.json()) as { groups: { pumps: { executing: number }[] }[] };
+    expect(body.groups[0]!.pumps[0]!.executing).toBe(8);
 
     child.kill("SIGTERM");
     const readiness: number[] = [];

@@ -1,0 +1,287 @@
+import { JOB_STATES, type JobState, type ListJobsRequest, type TagPredicate } from "@belay/contract";
+import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { type ServerContext, parseJson } from "../context.js";
+import { HttpError, badRequest, notFound, toHttpError } from "../http/errors.js";
+import { enqueueJobs, enqueueWorkflow } from "../operations/enqueue.js";
+import { maySeeSensitive, requirePermission } from "./guard.js";
+import {
+  ActionResultSchema,
+  DependenciesSchema,
+  EnqueueRequestSchema,
+  EnqueueResponseSchema,
+  ErrorSchema,
+  IntParam,
+  JobDetailSchema,
+  JobPageSchema,
+  ListParam,
+  WorkflowEnqueueResponseSchema,
+  WorkflowRequestSchema,
+} from "./schemas.js";
+
+/** Error answers every route may give, for the OpenAPI document. */
+export function errorResponses(...statuses: number[]) {
+  const descriptions: Record<number, string> = {
+    400: "Malformed input (names the field)",
+    401: "No or unknown bearer token",
+    403: "The token lacks the permission",
+    404: "Unknown target",
+    409: "The target's state does not allow the action",
+    413: "Payload (or request body) too large",
+    422: "A bound exceeded or a reference unknown (names the limit and the actual size)",
+    503: "The store is busy (retry after Retry-After seconds) or unavailable",
+  };
+  return Object.fromEntries(
+    statuses.map((s) => [s, { description: descriptions[s] ?? "Error", content: { "application/json": { schema: ErrorSchema } } }]),
+  );
+}
+
+const JobIdParam = z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) });
+
+/** `label`, `key=value` or `key=*` as a tag predicate. */
+export function parseTagPredicate(text: string, field: string): TagPredicate {
+  const at = text.indexOf("=");
+  if (at < 0) return { label: text };
+  const key = text.slice(0, at);
+  const value = text.slice(at + 1);
+  if (key.length === 0) throw badRequest(field, "a keyed tag needs a key before =");
+  if (value === "*") return { key };
+  if (value.length === 0) throw badRequest(field, "a keyed tag needs a value after = (or * for any)");
+  return { key, value };
+}
+
+/** Parses states named in a query; 400 naming `field` for an unknown one. */
+export function parseStates(values: readonly string[] | undefined, field: string): JobState[] | undefined {
+  if (values === undefined) return undefined;
+  for (const value of values) {
+    if (!JOB_STATES.includes(value as JobState)) throw badRequest(field, `unknown state ${value} (known: ${JOB_STATES.join(", ")})`);
+  }
+  return values as JobState[];
+}
+
+/** 422 for a page size above the store's monitoring page bound. */
+export function checkPageLimit(limit: number | undefined, bound: number, field = "limit"): void {
+  if (limit !== undefined && limit > bound) {
+    throw new HttpError(422, {
+      code: "BELAY_PAGE_TOO_LARGE",
+      field,
+      message: `${field} exceeds monitorPage: ${limit} > ${bound}`,
+      bound: "monitorPage",
+      limit: bound,
+      actual: limit,
+    });
+  }
+}
+
+/** The query of `GET /jobs` (and of the tag facets, without paging). */
+export const ListJobsQuery = z.object({
+  state: ListParam.openapi({ description: "States (repeat or comma-separate)", type: "string" }),
+  queue: ListParam.openapi({ type: "string" }),
+  jobName: ListParam.openapi({ type: "string" }),
+  scheduleId: z.string().min(1).optional(),
+  workflowId: z.string().min(1).optional(),
+  tag: ListParam.openapi({ description: "Tags all jobs must have: label, key=value, or key=* (any value)", type: "string" }),
+  order: z.enum(["newestFirst", "oldestFirst"]).optional().openapi({ description: "Default newestFirst" }),
+  after: z.string().min(1).optional().openapi({ description: "nextCursor of the previous page" }),
+  limit: IntParam.openapi({ type: "integer", description: "Page size (≤ the store's monitorPage bound, default 50)" }),
+});
+
+/** A listing request from the jobs query (shared by the dashboard). */
+export function listRequestOf(query: z.output<typeof ListJobsQuery>, bound: number): ListJobsRequest {
+  checkPageLimit(query.limit, bound);
+  const states = parseStates(query.state, "state");
+  const tags = query.tag?.map((t) => parseTagPredicate(t, "tag"));
+  return {
+    ...(states === undefined ? {} : { states }),
+    ...(query.queue === undefined ? {} : { queues: query.queue }),
+    ...(query.jobName === undefined ? {} : { jobNames: query.jobName }),
+    ...(query.scheduleId === undefined ? {} : { scheduleId: query.scheduleId }),
+    ...(query.workflowId === undefined ? {} : { workflowId: query.workflowId }),
+    ...(tags === undefined ? {} : { tags }),
+    order: query.order ?? "newestFirst",
+    ...(query.after === undefined ? {} : { after: query.after }),
+    limit: query.limit ?? 50,
+  };
+}
+
+/** The job routes: enqueue, list, show, dependencies, cancel, requeue, enqueue a workflow. */
+export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
+  const { store, catalog, clock } = ctx;
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/jobs",
+      tags: ["jobs"],
+      summary: "Enqueue one or many jobs, atomically",
+      description:
+        "All jobs are written or none. A repeated id returns the existing job (`duplicate`). When the server knows the job definitions, each payload is validated by its job's schema and the queue defaults to the definition's.",
+      request: { body: { required: true, content: { "application/json": { schema: EnqueueRequestSchema } } } },
+      responses: {
+        201: { description: "At least one job created", content: { "application/json": { schema: EnqueueResponseSchema } } },
+        200: { description: "Every job already existed", content: { "application/json": { schema: EnqueueResponseSchema } } },
+        ...errorResponses(400, 401, 403, 413, 422, 503),
+      },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "enqueue");
+      const { jobs } = c.req.valid("json");
+      const receipts = await enqueueJobs(store, catalog, jobs, clock.now());
+      return c.json({ jobs: receipts }, receipts.some((r) => r.status === "created") ? 201 : 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/jobs",
+      tags: ["jobs"],
+      summary: "List jobs (filters, keyset paging)",
+      request: { query: ListJobsQuery },
+      responses: {
+        200: { description: "One page", content: { "application/json": { schema: JobPageSchema } } },
+        ...errorResponses(400, 422, 503),
+      },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const request = listRequestOf(c.req.valid("query"), store.capabilities.bounds.monitorPage);
+      const page = await store.listJobs(request).catch((e: unknown) => Promise.reject(toHttpError(e)));
+      return c.json(page as never, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/jobs/{id}",
+      tags: ["jobs"],
+      summary: "A job with its history and dependencies",
+      description:
+        "Payload, output and failure detail are included only for a caller with viewSensitive; `?sensitive=true` insists (401/403 otherwise).",
+      request: {
+        params: JobIdParam,
+        query: z.object({ sensitive: z.enum(["true", "false"]).optional() }),
+      },
+      responses: {
+        200: { description: "The job", content: { "application/json": { schema: JobDetailSchema } } },
+        ...errorResponses(401, 403, 404, 503),
+      },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const { id } = c.req.valid("param");
+      const { sensitive: insist } = c.req.valid("query");
+      const sensitive = insist === "true" ? (await requirePermission(ctx, c, "viewSensitive"), true) : await maySeeSensitive(ctx, c);
+      const job = await store.getJob(id);
+      if (job === null) throw notFound("job", id);
+      const [history, dependencies, output] = await Promise.all([
+        store.getJobHistory(id),
+        store.getDependencies(id),
+        sensitive ? store.getJobOutput(id) : Promise.resolve(null),
+      ]);
+      const { payload, ...summary } = job;
+      return c.json(
+        {
+          job: summary,
+          sensitive,
+          ...(sensitive ? { payload: parseJson(payload), output: parseJson(output) } : {}),
+          history: history.map(({ jobId: _jobId, ...t }) => ({ ...t, failureDetail: sensitive ? t.failureDetail : null })),
+          historyPolicy: store.capabilities.historyPolicy,
+          dependencies: dependencies ?? { parents: [], children: [] },
+        } as never,
+        200,
+      );
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/jobs/{id}/dependencies",
+      tags: ["jobs"],
+      summary: "A job's parents and children with their states",
+      request: { params: JobIdParam },
+      responses: {
+        200: { description: "Edges", content: { "application/json": { schema: DependenciesSchema } } },
+        ...errorResponses(404, 503),
+      },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const { id } = c.req.valid("param");
+      const edges = await store.getDependencies(id);
+      if (edges === null) throw notFound("job", id);
+      return c.json(edges as never, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/jobs/{id}/cancel",
+      tags: ["jobs"],
+      summary: "Cancel a pending job, or ask a running one to stop",
+      description: "`cancelled` at once, or `cancelRequested` for a leased job (its handler's signal fires). Audited.",
+      request: { params: JobIdParam },
+      responses: {
+        200: { description: "Done", content: { "application/json": { schema: ActionResultSchema } } },
+        ...errorResponses(401, 403, 404, 409, 503),
+      },
+    }),
+    async (c) => {
+      const actor = await requirePermission(ctx, c, "cancel");
+      const { id } = c.req.valid("param");
+      const result = await store.cancelJob({ jobId: id, actor, now: clock.now() }).catch((e: unknown) => Promise.reject(toHttpError(e, () => "id")));
+      if (result.status === "notFound") throw notFound("job", id);
+      if (result.status === "notCancellable") {
+        throw new HttpError(409, { code: "BELAY_NOT_CANCELLABLE", field: "id", message: `job ${id} is ${result.state}`, state: result.state });
+      }
+      return c.json({ status: result.status }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/jobs/{id}/requeue",
+      tags: ["jobs"],
+      summary: "Schedule a dead-lettered or quarantined job again (attempts reset)",
+      request: { params: JobIdParam },
+      responses: {
+        200: { description: "Requeued", content: { "application/json": { schema: ActionResultSchema } } },
+        ...errorResponses(401, 403, 404, 409, 503),
+      },
+    }),
+    async (c) => {
+      const actor = await requirePermission(ctx, c, "requeue");
+      const { id } = c.req.valid("param");
+      const result = await store.requeueJob({ jobId: id, actor, now: clock.now() }).catch((e: unknown) => Promise.reject(toHttpError(e, () => "id")));
+      if (result.status === "notFound") throw notFound("job", id);
+      if (result.status === "notRequeueable") {
+        throw new HttpError(409, { code: "BELAY_NOT_REQUEUEABLE", field: "id", message: `job ${id} is ${result.state}`, state: result.state });
+      }
+      return c.json({ status: result.status }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/workflows",
+      tags: ["workflows"],
+      summary: "Enqueue a workflow: jobs joined by parents, written atomically",
+      request: { body: { required: true, content: { "application/json": { schema: WorkflowRequestSchema } } } },
+      responses: {
+        201: { description: "Created", content: { "application/json": { schema: WorkflowEnqueueResponseSchema } } },
+        200: { description: "A workflow with this id exists; nothing changed", content: { "application/json": { schema: WorkflowEnqueueResponseSchema } } },
+        ...errorResponses(400, 401, 403, 409, 413, 422, 503),
+      },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "enqueue");
+      const body = c.req.valid("json");
+      const result = await enqueueWorkflow(store, catalog, body, clock.now());
+      return c.json(result as never, result.status === "created" ? 201 : 200);
+    },
+  );
+}

@@ -1,0 +1,253 @@
+import type { ObserverStatus, TagSuggestion } from "@belay/contract";
+import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { PERMISSIONS } from "../auth/permissions.js";
+import type { ServerContext } from "../context.js";
+import { notFound } from "../http/errors.js";
+import { maySeeSensitive, requirePermission } from "./guard.js";
+import { ListJobsQuery, checkPageLimit, errorResponses, listRequestOf } from "./job-routes.js";
+import {
+  AuditPageSchema,
+  FacetsSchema,
+  HealthSchema,
+  IntParam,
+  MeSchema,
+  ObserverDetailSchema,
+  ObserverSchema,
+  SuggestionsSchema,
+  ThroughputSchema,
+  WorkflowDetailSchema,
+  WorkflowPageSchema,
+} from "./schemas.js";
+
+/** An observer's status flattened for the API and the dashboard, with its lag. */
+export function observerView(status: ObserverStatus, now: number) {
+  const { subscription } = status;
+  return {
+    id: subscription.observerId,
+    states: subscription.states,
+    jobNames: subscription.jobNames ?? null,
+    queues: subscription.queues ?? null,
+    cursor: status.cursor,
+    leaseOwner: status.leaseOwner,
+    leaseExpiresAt: status.leaseExpiresAt,
+    pending: status.pending,
+    oldestPendingAt: status.oldestPendingAt,
+    lagMs: status.oldestPendingAt === null ? null : Math.max(0, now - status.oldestPendingAt),
+    deadLetters: status.deadLetters,
+  };
+}
+
+/** The text form of a tag suggestion (what a filter box would hold). */
+export function suggestionText(s: TagSuggestion): string {
+  return s.kind === "label" ? s.value : s.kind === "key" ? `${s.key}=` : `${s.key}=${s.value}`;
+}
+
+/** The read-only routes: audit, workflows, tags, observers, throughput, health, me. */
+export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): void {
+  const { store, clock } = ctx;
+  const bound = store.capabilities.bounds.monitorPage;
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/audit",
+      tags: ["audit"],
+      summary: "The audit log of operator actions (keyset paging; newest first by default)",
+      request: {
+        query: z.object({
+          target: z.string().min(1).optional(),
+          targetKind: z.enum(["job", "queue", "schedule"]).optional(),
+          order: z.enum(["newestFirst", "oldestFirst"]).optional(),
+          after: z.string().min(1).optional(),
+          limit: IntParam.openapi({ type: "integer" }),
+        }),
+      },
+      responses: { 200: { description: "One page", content: { "application/json": { schema: AuditPageSchema } } }, ...errorResponses(400, 422, 503) },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const q = c.req.valid("query");
+      checkPageLimit(q.limit, bound);
+      const page = await store.listAuditRecords({
+        ...(q.target === undefined ? {} : { target: q.target }),
+        ...(q.targetKind === undefined ? {} : { targetKind: q.targetKind }),
+        order: q.order ?? "newestFirst",
+        ...(q.after === undefined ? {} : { after: q.after }),
+        limit: q.limit ?? 50,
+      });
+      return c.json(page as never, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/workflows",
+      tags: ["workflows"],
+      summary: "Workflows, oldest first, with their derived status",
+      request: { query: z.object({ after: z.string().min(1).optional(), limit: IntParam.openapi({ type: "integer" }) }) },
+      responses: { 200: { description: "One page", content: { "application/json": { schema: WorkflowPageSchema } } }, ...errorResponses(400, 422, 503) },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const q = c.req.valid("query");
+      checkPageLimit(q.limit, bound);
+      const page = await store.listWorkflows({ ...(q.after === undefined ? {} : { after: q.after }), limit: q.limit ?? 50 });
+      return c.json(page as never, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/workflows/{id}",
+      tags: ["workflows"],
+      summary: "A workflow and its member jobs (first page, oldest first)",
+      request: { params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }) },
+      responses: { 200: { description: "The workflow", content: { "application/json": { schema: WorkflowDetailSchema } } }, ...errorResponses(404, 503) },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const { id } = c.req.valid("param");
+      const workflow = await store.getWorkflow(id);
+      if (workflow === null) throw notFound("workflow", id);
+      const page = await store.listJobs({ workflowId: id, order: "oldestFirst", limit: bound });
+      return c.json({ workflow, jobs: page.jobs, nextCursor: page.nextCursor } as never, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/tags/facets",
+      tags: ["tags"],
+      summary: "Distinct jobs per value of one tag key (key empty = labels), within the jobs filter",
+      request: {
+        query: ListJobsQuery.omit({ order: true, after: true, limit: true }).extend({
+          key: z.string().optional().openapi({ description: "Tag key; omit or empty for labels" }),
+          max: IntParam.openapi({ type: "integer", description: "Top values kept (default 20)" }),
+        }),
+      },
+      responses: { 200: { description: "Facet values", content: { "application/json": { schema: FacetsSchema } } }, ...errorResponses(400, 503) },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const q = c.req.valid("query");
+      const { order: _o, after: _a, limit: _l, ...scope } = listRequestOf(q, bound);
+      const key = q.key ?? "";
+      const values = await store.facetTags({ key, scope, max: q.max ?? 20 });
+      return c.json({ key, values } as never, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/tags/suggestions",
+      tags: ["tags"],
+      summary: "Prefix completion over every tag: labels then keys, or one key's values",
+      request: {
+        query: z.object({
+          prefix: z.string().optional(),
+          key: z.string().optional(),
+          after: z.string().min(1).optional(),
+          max: IntParam.openapi({ type: "integer" }),
+        }),
+      },
+      responses: { 200: { description: "Suggestions", content: { "application/json": { schema: SuggestionsSchema } } }, ...errorResponses(400, 503) },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const q = c.req.valid("query");
+      const page = await store.suggestTags({
+        prefix: q.prefix ?? "",
+        ...(q.key === undefined ? {} : { key: q.key }),
+        ...(q.after === undefined ? {} : { after: q.after }),
+        ...(q.max === undefined ? {} : { max: q.max }),
+      });
+      return c.json({ suggestions: page.suggestions.map((s) => ({ ...s, text: suggestionText(s) })), nextCursor: page.nextCursor } as never, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/observers",
+      tags: ["observers"],
+      summary: "Transition observers: cursor, lag, dead letters",
+      responses: {
+        200: { description: "Observers", content: { "application/json": { schema: z.object({ observers: z.array(ObserverSchema) }) } } },
+        ...errorResponses(503),
+      },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const now = clock.now();
+      return c.json({ observers: (await store.listObservers()).map((o) => observerView(o, now)) } as never, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/observers/{id}",
+      tags: ["observers"],
+      summary: "One observer with its dead letters (their errors with viewSensitive)",
+      request: { params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }) },
+      responses: { 200: { description: "The observer", content: { "application/json": { schema: ObserverDetailSchema } } }, ...errorResponses(404, 503) },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const { id } = c.req.valid("param");
+      const status = await store.getObserver(id);
+      if (status === null) throw notFound("observer", id);
+      const sensitive = await maySeeSensitive(ctx, c);
+      const deadLetters = (await store.listObserverDeadLetters(id)).map(({ observerId: _id, ...d }) => ({
+        ...d,
+        error: sensitive ? d.error : null,
+      }));
+      return c.json({ observer: observerView(status, clock.now()), deadLetters } as never, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/throughput",
+      tags: ["monitoring"],
+      summary: "Executions finished per 5-second bucket over the last 5 minutes (this process's view)",
+      responses: { 200: { description: "Buckets, oldest first", content: { "application/json": { schema: ThroughputSchema } } } },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      return c.json({ bucketSeconds: 5, buckets: ctx.throughput.series(clock.now(), 5, 60) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/health",
+      tags: ["monitoring"],
+      summary: "The server's store and embedded worker",
+      responses: { 200: { description: "Health", content: { "application/json": { schema: HealthSchema } } } },
+    }),
+    async (c) => c.json({ status: "ok" as const, store: store.capabilities.name, worker: ctx.workerHealth() } as never, 200),
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/me",
+      tags: ["monitoring"],
+      summary: "Who the bearer token is and what it may do",
+      responses: { 200: { description: "Actor and permissions", content: { "application/json": { schema: MeSchema } } } },
+    }),
+    async (c) => {
+      const results = await Promise.all(PERMISSIONS.map(async (p) => [p, await ctx.access.check(c.req.raw, p)] as const));
+      const actor = results.find(([, r]) => r.allowed)?.[1].actor ?? results[0]![1].actor;
+      return c.json({ actor, permissions: results.filter(([, r]) => r.allowed).map(([p]) => p) }, 200);
+    },
+  );
+
+}

@@ -1,0 +1,126 @@
+import type { ScheduleRecord } from "@belay/contract";
+import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import { createJobId } from "@belay/core";
+import { type ServerContext, parseJson } from "../context.js";
+import { notFound, toHttpError } from "../http/errors.js";
+import { nextTicks, upsertSchedule } from "../operations/schedules.js";
+import { maySeeSensitive, requirePermission } from "./guard.js";
+import { errorResponses } from "./job-routes.js";
+import { ScheduleRequestSchema, ScheduleSchema, TriggerResponseSchema, UpsertScheduleResponseSchema } from "./schemas.js";
+
+const ScheduleParam = z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) });
+
+/** A stored schedule with its next three fire times. */
+export function withNextTicks(schedule: ScheduleRecord, now: number) {
+  return { ...schedule, nextTicks: nextTicks(schedule, now, 3) };
+}
+
+/** The schedule routes: list, show, create or redefine, remove, trigger. */
+export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): void {
+  const { store, clock, catalog } = ctx;
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/schedules",
+      tags: ["schedules"],
+      summary: "Every schedule with its cursor, skipped ticks and next ticks",
+      responses: {
+        200: { description: "Schedules", content: { "application/json": { schema: z.object({ schedules: z.array(ScheduleSchema) }) } } },
+        ...errorResponses(503),
+      },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const now = clock.now();
+      return c.json({ schedules: (await store.listSchedules()).map((s) => withNextTicks(s, now)) } as never, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/schedules/{id}",
+      tags: ["schedules"],
+      summary: "One schedule (its payload template with viewSensitive)",
+      request: { params: ScheduleParam },
+      responses: { 200: { description: "The schedule", content: { "application/json": { schema: ScheduleSchema } } }, ...errorResponses(404, 503) },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "view");
+      const { id } = c.req.valid("param");
+      const schedule = await store.getSchedule(id);
+      if (schedule === null) throw notFound("schedule", id);
+      const { payload, ...record } = schedule;
+      const sensitive = await maySeeSensitive(ctx, c);
+      return c.json({ ...withNextTicks(record, clock.now()), ...(sensitive ? { payload: parseJson(payload) } : {}) } as never, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "put",
+      path: "/schedules/{id}",
+      tags: ["schedules"],
+      summary: "Create or redefine a schedule (a redefinition keeps its cursor)",
+      description: "The cron expression (5 fields, or 6 with seconds first) and the IANA time zone are validated before anything is written.",
+      request: { params: ScheduleParam, body: { required: true, content: { "application/json": { schema: ScheduleRequestSchema } } } },
+      responses: {
+        201: { description: "Created", content: { "application/json": { schema: UpsertScheduleResponseSchema } } },
+        200: { description: "Redefined", content: { "application/json": { schema: UpsertScheduleResponseSchema } } },
+        ...errorResponses(400, 401, 403, 413, 422, 503),
+      },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "manageSchedules");
+      const { id } = c.req.valid("param");
+      const result = await upsertSchedule(store, catalog, id, c.req.valid("json"), clock.now());
+      return c.json(result, result.status === "created" ? 201 : 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "delete",
+      path: "/schedules/{id}",
+      tags: ["schedules"],
+      summary: "Remove a schedule (its minted jobs stay)",
+      request: { params: ScheduleParam },
+      responses: {
+        200: { description: "Removed", content: { "application/json": { schema: z.object({ status: z.literal("removed") }) } } },
+        ...errorResponses(401, 403, 404, 503),
+      },
+    }),
+    async (c) => {
+      await requirePermission(ctx, c, "manageSchedules");
+      const { id } = c.req.valid("param");
+      const result = await store.removeSchedule({ scheduleId: id }).catch((e: unknown) => Promise.reject(toHttpError(e, () => "id")));
+      if (result.status === "notFound") throw notFound("schedule", id);
+      return c.json({ status: "removed" as const }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/schedules/{id}/trigger",
+      tags: ["schedules"],
+      summary: "Run one extra instance now (the cursor and future ticks are untouched); audited",
+      request: { params: ScheduleParam },
+      responses: {
+        200: { description: "Triggered", content: { "application/json": { schema: TriggerResponseSchema } } },
+        ...errorResponses(401, 403, 404, 503),
+      },
+    }),
+    async (c) => {
+      const actor = await requirePermission(ctx, c, "triggerSchedule");
+      const { id } = c.req.valid("param");
+      const now = clock.now();
+      const result = await store
+        .triggerSchedule({ scheduleId: id, jobId: createJobId(now), actor, now })
+        .catch((e: unknown) => Promise.reject(toHttpError(e, () => "id")));
+      if (result.status === "notFound") throw notFound("schedule", id);
+      return c.json({ status: "triggered" as const, jobId: result.jobId }, 200);
+    },
+  );
+}

@@ -1,0 +1,133 @@
+import { isBelayError } from "@belay/contract";
+import { createJobId } from "@belay/core";
+import type { Context, Hono } from "hono";
+import type { Permission } from "../auth/permissions.js";
+import type { Flash } from "../auth/sessions.js";
+import { knownQueue } from "../api/queue-routes.js";
+import type { ServerContext } from "../context.js";
+import { HttpError } from "../http/errors.js";
+import { STATE_LABELS } from "./format.js";
+import { html } from "./html.js";
+import { safeBack } from "./query.js";
+import type { DashboardEnv } from "./session-middleware.js";
+
+type Form = Record<string, string | File | (string | File)[]>;
+
+function text(form: Form, key: string): string | null {
+  const value = form[key];
+  return typeof value === "string" ? value : null;
+}
+
+function param(c: Context<DashboardEnv>, name: string): string {
+  return c.req.param(name) ?? "";
+}
+
+/** A bare refusal page (a forced POST: no confirmation form on screen to come back to). */
+function refusal(c: Context<DashboardEnv>, status: 400 | 403 | 404, message: string): Response {
+  const body = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Refused</title></head><body><h1>${status === 403 ? "Forbidden" : "Refused"}</h1><p>${message}</p><p><a href="/">Back to the dashboard</a></p></body></html>`;
+  return c.html(body.value, status);
+}
+
+/**
+ * Registers the operator actions: HTML form POSTs that carry the session's CSRF token and the
+ * browser confirmation, are checked against the permission, performed with the signed-in actor
+ * (audited by the store), and answered with a 303 back and a flash message.
+ */
+export function registerActions(app: Hono<DashboardEnv>, ctx: ServerContext): void {
+  const { store, clock } = ctx;
+
+  const action = (
+    path: string,
+    permission: Permission,
+    perform: (c: Context<DashboardEnv>, actor: string, form: Form) => Promise<Flash>,
+  ) => {
+    app.post(path, async (c) => {
+      const session = c.get("session");
+      let form: Form;
+      try {
+        form = (await c.req.parseBody()) as Form;
+      } catch {
+        return refusal(c, 400, "The form could not be read.");
+      }
+      if (text(form, "_csrf") !== session.csrf) return refusal(c, 403, "The form's security token does not match this session. Reload the page and try again.");
+      const access = await ctx.access.check(c.req.raw, permission, session.secret);
+      if (!access.allowed) return refusal(c, 403, `This action needs the ${permission} permission${session.actor ? "" : "; sign in first"}.`);
+      const back = safeBack(text(form, "_back"));
+      if (text(form, "_confirmed") !== "1") {
+        session.flash = { kind: "error", message: "The action was not confirmed, so nothing changed." };
+        return c.redirect(back, 303);
+      }
+      try {
+        session.flash = await perform(c, access.actor, form);
+      } catch (error) {
+        if (isBelayError(error, "BELAY_TRANSIENT_STORE")) session.flash = { kind: "error", message: "The store is busy; nothing changed. Try again in a moment." };
+        else if (error instanceof HttpError && error.status < 500) session.flash = { kind: "error", message: error.body.error.message };
+        else if (isBelayError(error) && (error.code === "BELAY_INVALID_INPUT" || error.code.endsWith("_TOO_LONG"))) session.flash = { kind: "error", message: error.message };
+        else throw error;
+      }
+      return c.redirect(back, 303);
+    });
+  };
+
+  action("/actions/jobs/:id/cancel", "cancel", async (c, actor) => {
+    const id = param(c, "id");
+    const result = await store.cancelJob({ jobId: id, actor, now: clock.now() });
+    switch (result.status) {
+      case "cancelled":
+        return { kind: "success", message: `Job ${id} cancelled.` };
+      case "cancelRequested":
+        return { kind: "success", message: `Cancellation requested: the running handler of ${id} is told to stop.` };
+      case "notCancellable":
+        return { kind: "error", message: `Job ${id} is ${STATE_LABELS[result.state].toLowerCase()}; it cannot be cancelled.` };
+      case "notFound":
+        return { kind: "error", message: `There is no job ${id}.` };
+    }
+  });
+
+  action("/actions/jobs/:id/requeue", "requeue", async (c, actor) => {
+    const id = param(c, "id");
+    const result = await store.requeueJob({ jobId: id, actor, now: clock.now() });
+    switch (result.status) {
+      case "requeued":
+        return { kind: "success", message: `Job ${id} requeued: due now, attempts reset.` };
+      case "notRequeueable":
+        return { kind: "error", message: `Job ${id} is ${STATE_LABELS[result.state].toLowerCase()}; only dead-lettered or quarantined jobs can be requeued.` };
+      case "notFound":
+        return { kind: "error", message: `There is no job ${id}.` };
+    }
+  });
+
+  action("/actions/queues/:queue/pause", "pauseQueue", async (c, actor) => {
+    const queue = param(c, "queue");
+    await knownQueue(ctx, queue);
+    await store.pauseQueue({ queue, actor, now: clock.now() });
+    return { kind: "success", message: `Queue ${queue} paused: running jobs finish, no new ones start.` };
+  });
+
+  action("/actions/queues/:queue/resume", "pauseQueue", async (c, actor) => {
+    const queue = param(c, "queue");
+    await knownQueue(ctx, queue);
+    await store.resumeQueue({ queue, actor, now: clock.now() });
+    return { kind: "success", message: `Queue ${queue} resumed.` };
+  });
+
+  action("/actions/queues/:queue/limit", "pauseQueue", async (c, actor, form) => {
+    const queue = param(c, "queue");
+    const raw = (text(form, "limit") ?? "").trim();
+    const limit = raw === "" ? null : Number(raw);
+    if (limit !== null && (!Number.isSafeInteger(limit) || limit < 1)) {
+      return { kind: "error", message: `A concurrency limit is a whole number of at least 1 (or empty for none), not "${raw}".` };
+    }
+    await knownQueue(ctx, queue);
+    await store.setConcurrencyLimit({ queue, limit, actor, now: clock.now() });
+    return { kind: "success", message: limit === null ? `Queue ${queue} has no concurrency limit now.` : `Queue ${queue} runs at most ${limit} jobs at once.` };
+  });
+
+  action("/actions/schedules/:id/trigger", "triggerSchedule", async (c, actor) => {
+    const id = param(c, "id");
+    const now = clock.now();
+    const result = await store.triggerSchedule({ scheduleId: id, jobId: createJobId(now), actor, now });
+    if (result.status === "notFound") return { kind: "error", message: `There is no schedule ${id}.` };
+    return { kind: "success", message: `Schedule ${id} triggered: job ${result.jobId} is due now.` };
+  });
+}

@@ -1,0 +1,81 @@
+import { parseArgs } from "node:util";
+import { InvalidInputError } from "@belay/contract";
+import { type ServerToken, parseToken, parseTokenList } from "./auth/tokens.js";
+
+/** What `belay-server` runs with. */
+export interface ServerArgs {
+  readonly store: string;
+  readonly host: string;
+  readonly port: number;
+  readonly migrate: boolean;
+  readonly withWorker: boolean;
+  /** A jobs module: its definitions validate enqueues; with `withWorker` the embedded worker runs them. */
+  readonly jobs: string | null;
+  readonly tokens: readonly ServerToken[];
+  readonly title: string | null;
+}
+
+/** The text `belay-server --help` prints. */
+export const SERVER_USAGE = `usage: belay-server --store <url> [options]
+
+  --store <url>            memory:, sqlite:./belay.db, postgres://user@host:5432/db      (env BELAY_STORE)
+  --host <addr>            listen address (default 127.0.0.1)
+  --port <n>               listen port (default 8080; 0 = any free port)                 (env PORT)
+  --migrate                create or upgrade the store's schema first
+  --jobs <module>          job definitions: validate enqueued payloads, default queues  (env BELAY_JOBS)
+  --with-worker            also run the jobs module's handlers in this process
+  --token <name:secret[:permissions]>
+                           a bearer token (repeatable); the name is the audit actor; permissions
+                           default to all: view,viewSensitive,enqueue,cancel,requeue,pauseQueue,
+                           triggerSchedule,manageSchedules                                (env BELAY_SERVER_TOKENS)
+  --title <text>           the dashboard's title (default Belay)`;
+
+/** Thrown for `--help`: the usage text is the message. */
+export class ServerHelpRequested extends Error {}
+
+/** Parses argv and the environment; throws `InvalidInputError` naming the flag at fault. */
+export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ServerArgs {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        store: { type: "string" },
+        host: { type: "string" },
+        port: { type: "string" },
+        migrate: { type: "boolean" },
+        jobs: { type: "string" },
+        "with-worker": { type: "boolean" },
+        token: { type: "string", multiple: true },
+        title: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    throw new InvalidInputError("argv", (error as Error).message);
+  }
+  if (values.help) throw new ServerHelpRequested(SERVER_USAGE);
+  const store = values.store ?? env["BELAY_STORE"];
+  if (store === undefined || store.length === 0) throw new InvalidInputError("--store", "is required (memory:, sqlite:./belay.db, postgres://…)");
+  const portText = values.port ?? env["PORT"] ?? "8080";
+  const port = Number(portText);
+  if (!Number.isSafeInteger(port) || port < 0 || port > 65_535) throw new InvalidInputError("--port", `must be 0..65535, got ${portText}`);
+  const jobs = values.jobs ?? env["BELAY_JOBS"] ?? null;
+  const withWorker = values["with-worker"] ?? false;
+  if (withWorker && jobs === null) throw new InvalidInputError("--jobs", "--with-worker needs --jobs <module>");
+  const tokens = [
+    ...(env["BELAY_SERVER_TOKENS"] ? parseTokenList(env["BELAY_SERVER_TOKENS"]) : []),
+    ...(values.token ?? []).map((t) => parseToken(t, "--token")),
+  ];
+  return {
+    store,
+    host: values.host ?? "127.0.0.1",
+    port,
+    migrate: values.migrate ?? false,
+    withWorker,
+    jobs,
+    tokens,
+    title: values.title ?? null,
+  };
+}

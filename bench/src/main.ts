@@ -1,0 +1,399 @@
+// `pnpm bench`: Belay (PostgreSQL, SQLite) side by side with graphile-worker, pg-boss and BullMQ.
+// Sets up a throwaway PostgreSQL 15 cluster and a private Redis, runs pgbench and every system
+// (each in its own child process per run, runs interleaved), samples connections and server CPU
+// from outside the measured process, prints medians and ratios, writes results/<timestamp>.json
+// and .md, and stops everything it started, by PID, also on error and ctrl-c. See README.md.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, hostname, loadavg, release, tmpdir, totalmem } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type ChildConfig, HARNESS_APP } from "./shared.js";
+import { Pgbench, PostgresCluster, RedisServer, Sampler, findPgBin, log, makeScratch, windowStats } from "./infra.js";
+import { type BenchRecord, type SystemInfo, summarize } from "./summary.js";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const PKG = resolve(HERE, "..");
+
+interface SystemDef extends SystemInfo {
+  readonly file: string;
+  readonly env: Record<string, string>;
+  readonly database: string | null;
+  readonly redis: boolean;
+}
+
+const SYSTEMS: Record<string, SystemDef> = {
+  "belay-postgres": { name: "belay-postgres", belay: true, conns: "pg", file: "systems/belay.ts", env: { BELAY_STORE: "postgres" }, database: "bench_belay", redis: false },
+  "belay-sqlite": { name: "belay-sqlite", belay: true, conns: "none", file: "systems/belay.ts", env: { BELAY_STORE: "sqlite" }, database: null, redis: false },
+  "graphile-worker": { name: "graphile-worker", belay: false, conns: "pg", file: "systems/graphile-worker.ts", env: {}, database: "bench_gw", redis: false },
+  "pg-boss": { name: "pg-boss", belay: false, conns: "pg", file: "systems/pg-boss.ts", env: {}, database: "bench_boss", redis: false },
+  "bullmq-redis": { name: "bullmq-redis", belay: false, conns: "redis", file: "systems/bullmq.ts", env: { BULLMQ_BACKEND: "redis" }, database: null, redis: true },
+  "bullmq-pg": { name: "bullmq-pg", belay: false, conns: "pg", file: "systems/bullmq.ts", env: { BULLMQ_BACKEND: "postgres" }, database: "bench_bullmq", redis: false },
+};
+const ALL_PHASES = ["enqueue_single", "enqueue_batch", "process", "latency"];
+
+// ---- options: --flag value | --flag=value, each with an environment fallback BENCH_<FLAG> ----
+
+interface Option {
+  readonly flag: string;
+  readonly def: string;
+  readonly help: string;
+  readonly bool?: boolean;
+}
+const OPTIONS: Option[] = [
+  { flag: "systems", def: "belay-postgres,belay-sqlite,graphile-worker,pg-boss,bullmq-redis", help: `comma list of ${Object.keys(SYSTEMS).join(", ")}` },
+  { flag: "jobs", def: "20000", help: "jobs per enqueue and processing phase" },
+  { flag: "runs", def: "3", help: "interleaved runs (medians are reported)" },
+  { flag: "concurrency", def: "10,50", help: "concurrent handlers of the processing phases" },
+  { flag: "latency-concurrency", def: "10", help: "worker concurrency in the latency phase" },
+  { flag: "latency-jobs", def: "500", help: "single jobs in the latency phase" },
+  { flag: "latency-gap-ms", def: "20", help: "spacing of the latency-phase enqueues" },
+  { flag: "enqueue-in-flight", def: "10", help: "one-by-one enqueue calls in flight" },
+  { flag: "batch", def: "1000", help: "jobs per batch-API call" },
+  { flag: "process-cap-s", def: "20", help: "wall cap of poll-bound configurations (pg-boss default)" },
+  { flag: "phases", def: ALL_PHASES.join(","), help: "phases to run" },
+  { flag: "variants", def: "", help: "only these peer variants (e.g. perftest,batch,default); empty = all" },
+  { flag: "phase-timeout-s", def: "300", help: "budget of one phase; past it the phase is recorded failed" },
+  { flag: "pgbench-seconds", def: "30", help: "pgbench duration per run (0 = skip pgbench)" },
+  { flag: "pgbench-clients", def: "10", help: "pgbench clients" },
+  { flag: "pgbench-scale", def: "10", help: "pgbench scale factor" },
+  { flag: "pg-port", def: "55432", help: "port of the throwaway cluster (names its unix socket only; no TCP)" },
+  { flag: "redis-port", def: "56379", help: "port of the private Redis on 127.0.0.1" },
+  { flag: "sample-ms", def: "100", help: "sampling interval of connections and server CPU" },
+  { flag: "scratch", def: "", help: "scratch folder (default: a new one in the OS temp folder, removed at the end)" },
+  { flag: "out", def: join(PKG, "results"), help: "folder for <timestamp>.json and .md" },
+  { flag: "keep", def: "false", help: "keep the scratch folder (cluster data, logs, SQLite files)", bool: true },
+  { flag: "cpu-prof", def: "false", help: "run every child with --cpu-prof (profiles under <out>/<timestamp>-profiles/)", bool: true },
+];
+
+function parseArgs(argv: readonly string[]): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const o of OPTIONS) values[o.flag] = process.env[`BENCH_${o.flag.toUpperCase().replaceAll("-", "_")}`] ?? o.def;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") continue;
+    if (arg === "-h" || arg === "--help") {
+      console.log("usage: pnpm bench [--flag value ...]\n");
+      for (const o of OPTIONS) console.log(`  --${o.flag.padEnd(22)} ${o.help} (default ${o.def || "none"}; env BENCH_${o.flag.toUpperCase().replaceAll("-", "_")})`);
+      process.exit(0);
+    }
+    if (!arg.startsWith("--")) throw new Error(`unexpected argument ${arg} (try --help)`);
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    const opt = OPTIONS.find((o) => o.flag === name);
+    if (!opt) throw new Error(`unknown option --${name} (try --help)`);
+    if (opt.bool) values[name] = inline ?? "true";
+    else {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`--${name} needs a value`);
+      values[name] = v;
+    }
+  }
+  return values;
+}
+
+const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
+function int(values: Record<string, string>, name: string, min = 0): number {
+  const n = Number(values[name]);
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${values[name]}`);
+  return n;
+}
+
+// ---- state needed by the teardown ----
+
+let cluster: PostgresCluster | null = null;
+let redis: RedisServer | null = null;
+let sampler: Sampler | null = null;
+let current: ChildProcess | null = null;
+let scratchToRemove: string | null = null;
+let tornDown = false;
+
+function killChild(): void {
+  const c = current;
+  if (c?.pid && c.exitCode === null && c.signalCode === null) {
+    try {
+      process.kill(-c.pid, "SIGKILL"); // its own process group (detached)
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+function teardown(): void {
+  if (tornDown) return;
+  tornDown = true;
+  killChild();
+  redis?.stop();
+  cluster?.stop();
+  if (scratchToRemove) rmSync(scratchToRemove, { recursive: true, force: true });
+}
+
+// pnpm pipes a filtered script's output; after ctrl-c that pipe may be gone: never die of EPIPE.
+process.stdout.on("error", () => undefined);
+process.stderr.on("error", () => undefined);
+
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(sig, () => {
+    log(`${sig}: stopping children and servers`);
+    teardown();
+    process.exit(130);
+  });
+}
+process.on("exit", teardown);
+
+// ---- running one child ----
+
+function runChild(def: SystemDef, config: ChildConfig, timeoutMs: number, profDir: string | null): Promise<{ records: BenchRecord[]; code: number | null; signal: string | null; timedOut: boolean }> {
+  return new Promise((resolvePromise) => {
+    const nodeArgs = ["--import", "tsx", "--conditions=@belay/source"];
+    if (profDir) nodeArgs.push("--cpu-prof", "--cpu-prof-dir", profDir);
+    const child = spawn(process.execPath, [...nodeArgs, join(HERE, def.file)], {
+      cwd: PKG,
+      env: { ...process.env, ...def.env, BENCH_CONFIG: JSON.stringify(config) },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    current = child;
+    const records: BenchRecord[] = [];
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      log(`${def.name} run ${config.run}: child exceeded ${Math.round(timeoutMs / 1000)} s, killing its process group`);
+      killChild();
+    }, timeoutMs);
+    const lines = (stream: NodeJS.ReadableStream, onLine: (l: string) => void) => {
+      let buf = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (d: string) => {
+        buf += d;
+        let i: number;
+        while ((i = buf.indexOf("\n")) >= 0) {
+          onLine(buf.slice(0, i));
+          buf = buf.slice(i + 1);
+        }
+      });
+      stream.on("end", () => buf && onLine(buf));
+    };
+    lines(child.stdout!, (l) => {
+      if (l.startsWith("@@bench ")) {
+        const rec = JSON.parse(l.slice(8)) as BenchRecord;
+        records.push(rec);
+        const v = rec.error ? `FAILED: ${rec.error}` : rec.phase === "latency" ? `p50 ${rec["p50_ms"]} ms, p99 ${rec["p99_ms"]} ms` : `${rec["jobs_per_s"]} jobs/s`;
+        log(`  ${def.name} ${rec.phase} ${rec.variant}${rec.concurrency ? ` @${rec.concurrency}` : ""}: ${v}`);
+      } else if (l.trim()) process.stderr.write(`  [${def.name}] ${l}\n`);
+    });
+    lines(child.stderr!, (l) => l.trim() && process.stderr.write(`  [${def.name}] ${l}\n`));
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      current = null;
+      resolvePromise({ records, code, signal, timedOut });
+    });
+  });
+}
+
+// ---- main ----
+
+function versions(): Record<string, string> {
+  const v = (pkg: string) => {
+    try {
+      return (JSON.parse(readFileSync(join(PKG, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
+    } catch {
+      return "?";
+    }
+  };
+  return {
+    node: process.version,
+    "graphile-worker": v("graphile-worker"),
+    "pg-boss": v("pg-boss"),
+    bullmq: v("bullmq"),
+    ioredis: v("ioredis"),
+    pg: v("pg"),
+    "better-sqlite3": v("better-sqlite3"),
+    "@belay/core": v("@belay/core"),
+    "@belay/postgres": v("@belay/postgres"),
+    "@belay/sqlite": v("@belay/sqlite"),
+  };
+}
+
+function gitDescribe(): string {
+  const r = spawnSync("git", ["-C", PKG, "log", "-1", "--format=%h %s"], { encoding: "utf8" });
+  const dirty = spawnSync("git", ["-C", PKG, "status", "--porcelain", "--", "../packages"], { encoding: "utf8" });
+  return `${r.stdout.trim()}${dirty.stdout.trim() ? " (+ uncommitted changes in packages/)" : ""}`;
+}
+
+async function main(): Promise<void> {
+  const values = parseArgs(process.argv.slice(2));
+  const systems = list(values["systems"]!).map((s) => {
+    const def = SYSTEMS[s];
+    if (!def) throw new Error(`unknown system ${s}; known: ${Object.keys(SYSTEMS).join(", ")}`);
+    return def;
+  });
+  const phases = list(values["phases"]!);
+  for (const p of phases) if (!ALL_PHASES.includes(p)) throw new Error(`unknown phase ${p}; known: ${ALL_PHASES.join(", ")}`);
+  const runs = int(values, "runs", 1);
+  const concurrency = list(values["concurrency"]!).map((c) => {
+    const n = Number(c);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--concurrency: ${c} is not a positive integer`);
+    return n;
+  });
+  const phaseTimeoutMs = int(values, "phase-timeout-s", 1) * 1000;
+  const pgbenchSeconds = int(values, "pgbench-seconds");
+  const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..*/, "");
+  const outDir = resolve(values["out"]!);
+  mkdirSync(outDir, { recursive: true });
+  const profRoot = values["cpu-prof"] === "true" ? join(outDir, `${stamp}-profiles`) : null;
+
+  const scratch = values["scratch"] ? makeScratch(resolve(values["scratch"])) : makeScratch(mkdtempSync(join(tmpdir(), "belay-bench-")));
+  if (values["keep"] !== "true") scratchToRemove = scratch;
+  log(`scratch ${scratch}${values["keep"] === "true" ? " (kept)" : ""}`);
+
+  const settings = {
+    systems: systems.map((s) => s.name),
+    runs,
+    jobs: int(values, "jobs", 1),
+    concurrency,
+    latency_concurrency: int(values, "latency-concurrency", 1),
+    latency_jobs: int(values, "latency-jobs", 1),
+    latency_gap_ms: int(values, "latency-gap-ms"),
+    enqueue_in_flight: int(values, "enqueue-in-flight", 1),
+    batch: int(values, "batch", 1),
+    process_cap_s: int(values, "process-cap-s", 1),
+    phases,
+    variants: list(values["variants"]!),
+    phase_timeout_s: phaseTimeoutMs / 1000,
+    pgbench: { seconds: pgbenchSeconds, clients: int(values, "pgbench-clients", 1), scale: int(values, "pgbench-scale", 1) },
+    sample_ms: int(values, "sample-ms", 10),
+  };
+  const cpuModel = cpus()[0]?.model ?? "?";
+  const meta = {
+    command: `pnpm bench ${process.argv.slice(2).join(" ")}`.trim(),
+    started: new Date().toISOString(),
+    finished: null as string | null,
+    git: gitDescribe(),
+    machine: {
+      hostname: hostname(),
+      nproc: cpus().length,
+      cpu: cpuModel,
+      mem_gib: Math.round(totalmem() / 2 ** 30),
+      kernel: release(),
+      free_g: spawnSync("free", ["-g"], { encoding: "utf8" }).stdout.trim(),
+    },
+    versions: versions(),
+    settings,
+  };
+
+  const records: BenchRecord[] = [];
+  const jsonPath = join(outDir, `${stamp}.json`);
+  const mdPath = join(outDir, `${stamp}.md`);
+  const save = () => writeFileSync(jsonPath, `${JSON.stringify({ meta, records }, null, 1)}\n`);
+
+  const pgBin = findPgBin();
+  cluster = new PostgresCluster(scratch, int(values, "pg-port", 1), pgBin);
+  const dbs = [...new Set(systems.map((s) => s.database).filter((d): d is string => d !== null)), ...(pgbenchSeconds > 0 ? ["bench_pgbench"] : [])];
+  cluster.start(dbs);
+  Object.assign(meta.versions, { postgres: cluster.version });
+  if (systems.some((s) => s.redis)) {
+    redis = new RedisServer(join(scratch, "redis"), int(values, "redis-port", 1));
+    await redis.start();
+    Object.assign(meta.versions, { redis: redis.version });
+  }
+  sampler = new Sampler(cluster, redis, HARNESS_APP, settings.sample_ms);
+  await sampler.open();
+
+  const pgbench = pgbenchSeconds > 0 ? new Pgbench(cluster, scratch, settings.pgbench) : null;
+  if (pgbench) {
+    log(`pgbench: initialising scale ${settings.pgbench.scale}`);
+    pgbench.init();
+  }
+
+  // Backstop per child: every phase at its budget, plus start-up.
+  const variantsPer = 4;
+  const childTimeoutMs = phaseTimeoutMs * (2 + concurrency.length * variantsPer + variantsPer) + 120_000;
+
+  for (let run = 1; run <= runs; run++) {
+    if (pgbench) {
+      records.push({ system: "postgres-pgbench", phase: "env", variant: "loadavg", run, loadavg1: loadavg()[0] });
+      log(`run ${run}/${runs}: pgbench ${settings.pgbench.clients} clients × ${pgbenchSeconds} s`);
+      const r = pgbench.measure();
+      records.push({ system: "postgres-pgbench", phase: "pgbench", variant: "update synchronous_commit=on", run, clients: settings.pgbench.clients, seconds: pgbenchSeconds, ...r });
+      log(`  pgbench: ${r.tps ?? r.error} tps`);
+    }
+    for (const def of systems) {
+      records.push({ system: def.name, phase: "env", variant: "loadavg", run, loadavg1: loadavg()[0] });
+      log(`run ${run}/${runs}: ${def.name}`);
+      const config: ChildConfig = {
+        system: def.name,
+        run,
+        jobs: settings.jobs,
+        concurrency,
+        latencyConcurrency: settings.latency_concurrency,
+        latencyJobs: settings.latency_jobs,
+        latencyGapMs: settings.latency_gap_ms,
+        enqueueInFlight: settings.enqueue_in_flight,
+        batch: settings.batch,
+        processCapS: settings.process_cap_s,
+        phaseTimeoutMs,
+        phases,
+        variants: settings.variants,
+        pg: { host: cluster.sock, port: cluster.port, user: "postgres" },
+        database: def.database,
+        redisUrl: redis?.url ?? "redis://127.0.0.1:0",
+        scratch,
+      };
+      const profDir = profRoot ? join(profRoot, `${def.name}-run${run}`) : null;
+      sampler.begin(def.database);
+      const t0 = Date.now();
+      const result = await runChild(def, config, childTimeoutMs, profDir);
+      const samples = await sampler.end();
+      for (const rec of result.records) {
+        const a = rec["t_start"];
+        const b = rec["t_end"];
+        records.push(typeof a === "number" && typeof b === "number" ? { ...rec, server: windowStats(samples, a, b) } : rec);
+      }
+      if (result.code !== 0 || result.timedOut) {
+        const error = result.timedOut ? `child killed after ${Math.round(childTimeoutMs / 1000)} s` : `child exited with ${result.code ?? result.signal}`;
+        log(`  ${def.name} run ${run}: ${error}`);
+        records.push({ system: def.name, phase: "child", variant: "-", run, error });
+      }
+      log(`  ${def.name} run ${run} took ${Math.round((Date.now() - t0) / 1000)} s`);
+      save();
+    }
+  }
+
+  meta.finished = new Date().toISOString();
+  save();
+  const infos: SystemInfo[] = systems.map(({ name, belay, conns }) => ({ name, belay, conns }));
+  const summary = summarize(records, infos, { concurrency, latencyConcurrency: settings.latency_concurrency });
+  const header = [
+    `# Belay benchmark — ${meta.started}`,
+    "",
+    `Command: \`${meta.command}\``,
+    "",
+    `Machine: ${meta.machine.nproc} cores (${meta.machine.cpu}), ${meta.machine.mem_gib} GiB, Linux ${meta.machine.kernel}. ` +
+      `Node ${meta.versions.node}; ${meta.versions["postgres" as keyof typeof meta.versions] ?? ""}` +
+      `${redis ? `; ${redis.version.split(" ").slice(0, 3).join(" ")}` : ""}.`,
+    `Peers: graphile-worker ${meta.versions["graphile-worker"]}, pg-boss ${meta.versions["pg-boss"]}, bullmq ${meta.versions.bullmq} (ioredis ${meta.versions.ioredis}), pg ${meta.versions.pg}. Belay at ${meta.git}.`,
+    `Settings: ${settings.jobs} jobs, ${runs} interleaved runs, concurrency ${concurrency.join(" and ")}, enqueue ${settings.enqueue_in_flight} in flight / batches of ${settings.batch}, latency ${settings.latency_jobs} jobs ${settings.latency_gap_ms} ms apart at concurrency ${settings.latency_concurrency}, pgbench ${settings.pgbench.clients} clients × ${pgbenchSeconds} s (scale ${settings.pgbench.scale}). PostgreSQL: defaults (fsync on, synchronous_commit on, shared_buffers 128MB), unix socket only. Redis: appendonly everysec.`,
+    `Raw results: ${jsonPath}`,
+    "",
+  ].join("\n");
+  const md = `${header}\n${summary}`;
+  writeFileSync(mdPath, md);
+  console.log(md);
+  log(`results: ${jsonPath}, ${mdPath}`);
+}
+
+const closeSampler = async (): Promise<void> => {
+  const s = sampler as Sampler | null;
+  await s?.close().catch(() => undefined);
+};
+
+try {
+  await main();
+  await closeSampler();
+  teardown();
+} catch (error) {
+  log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  await closeSampler();
+  teardown();
+  process.exitCode = 1;
+}

@@ -24,7 +24,8 @@ export type CancelResult =
 
 /**
  * `requeued`: a dead-lettered or quarantined job is scheduled again, due now, attempt reset to 0
- * (children already cancelled stay cancelled), audited. `notRequeueable`: any other state;
+ * (children already cancelled stay cancelled; children still awaiting their parents wait for
+ * this one again), audited. `notRequeueable`: any other state;
  * nothing changes and nothing is audited.
  */
 export type RequeueResult =

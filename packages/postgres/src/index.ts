@@ -1,1 +1,19 @@
-export {};
+/**
+ * `@belay/postgres` — the Belay store on PostgreSQL (the `pg` driver, a peer dependency).
+ */
+export { PostgresStore } from "./postgres-store.js";
+/** Configuration: see {@link PostgresStoreConfig}. */
+export { DEFAULT_SCHEMA, resolvePostgresStoreConfig } from "./postgres-store-config.js";
+export type { PostgresStoreConfig, ResolvedPostgresStoreConfig } from "./postgres-store-config.js";
+/** The structural driver types the store accepts (satisfied by `pg`). */
+export type {
+  PostgresPool,
+  PostgresPoolClient,
+  PostgresClient,
+  PostgresQueryConfig,
+  PostgresQueryResult,
+  PostgresNotification,
+  PostgresTypeParsers,
+} from "./pool.js";
+/** The schema version this build migrates to. */
+export { SCHEMA_VERSION } from "./migrations/index.js";

@@ -32,6 +32,31 @@ async function deadLetter(store: JobStore, id: string, now = T0): Promise<void> 
 }
 
 export function operatorClauses(ctx: SuiteContext): void {
+  clause("operator: a requeued parent gates its still-waiting children again, and releases them exactly once", async () => {
+    const store = await ctx.store();
+    // c waits for p1 and p2 (onAnyTerminal). p1 dead-letters (latch 2 → 1), is requeued (live again:
+    // latch back to 2), dead-letters again (→ 1): c must still wait for p2.
+    await enqueueJobs(store, [
+      newJob("p1"),
+      newJob("p2", { queue: "other" }),
+      newJob("c", { parentIds: ["p1", "p2"], dependencyMode: "onAnyTerminal" }),
+    ]);
+    for (const [step, now] of [
+      ["first failure", T0 + 1],
+      ["second failure", T0 + 3],
+    ] as const) {
+      const [p1] = await claimJobs(store, { now });
+      expect(p1?.id, step).toBe("p1");
+      await report(store, p1!, { type: "failed", retryAt: null }, now);
+      expect(await stateOf(store, "c"), `${step} of p1 must not count for p2`).toBe("awaitingParents");
+      if (step === "first failure") expect(await store.requeueJob({ jobId: "p1", actor: "ops", now: T0 + 2 })).toEqual({ status: "requeued" });
+    }
+    expect((await store.getDependencies("c"))?.parents).toContainEqual({ jobId: "p2", state: "scheduled", gating: true });
+    const [p2] = await claimJobs(store, { queues: ["other"], now: T0 + 5 });
+    await report(store, p2!, { type: "succeeded" }, T0 + 6);
+    expect(await stateOf(store, "c")).toBe("scheduled");
+  });
+
   clause("operator: cancelling a scheduled job cancels it at once, with terminal time, and audits it", async () => {
     const store = await ctx.store();
     await enqueueJobs(store, [newJob("j1"), newJob("j2")]);

@@ -52,6 +52,12 @@ export async function requeueJob(state: MemoryState, undo: UndoLog, request: Job
   if (row.state !== "deadLettered" && row.state !== "quarantined") return { status: "notRequeueable", state: row.state };
   moveJob(state, undo, row, "scheduled", { dueAt: now, attempt: 0, releases: 0 }, now);
   await undo.step("job requeued");
+  // The job is live again: children still waiting for their parents wait for it again, so its
+  // next terminal state resolves their latch exactly once more (never twice for one gating).
+  for (const childId of row.children) {
+    const child = state.jobs.get(childId);
+    if (child?.state === "awaitingParents") undo.patch(child, { parentsRemaining: child.parentsRemaining + 1 });
+  }
   appendAudit(state, undo, { actor, action: "requeue", targetKind: "job", target: jobId, detail: null, at: now });
   return { status: "requeued" };
 }

@@ -46,6 +46,9 @@ export function* cancelJob(ctx: OpContext, request: JobActionRequest): Steps<Can
   return result;
 }
 
+const REGATE_CHILDREN = (t: Tables) => `UPDATE ${t.jobs} SET parents_remaining = parents_remaining + 1
+  WHERE state = ${S.awaitingParents} AND seq IN (SELECT child_seq FROM ${t.edges} WHERE parent_seq = ?)`;
+
 /** See `JobStore.requeueJob`. */
 export function* requeueJob(ctx: OpContext, request: JobActionRequest): Steps<RequeueResult> {
   const { jobId, actor, now } = request;
@@ -56,6 +59,8 @@ export function* requeueJob(ctx: OpContext, request: JobActionRequest): Steps<Re
   }
   moveToScheduled(ctx, job.seq, { dueAt: now, attempt: 0, releases: 0 }, now);
   yield "job requeued";
+  // Live again: children still waiting for their parents wait for it again (one latch per gating).
+  ctx.q.get(REGATE_CHILDREN).run(job.seq);
   appendAudit(ctx, { actor, action: "requeue", targetKind: "job", target: jobId, detail: null, at: now });
   return { status: "requeued" };
 }

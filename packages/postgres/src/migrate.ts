@@ -1,0 +1,62 @@
+import { type MigrateResult, SchemaNotMigratedError, SchemaVersionError } from "@belay/contract";
+import { MIGRATIONS, SCHEMA_VERSION } from "./migrations/index.js";
+import { sqlState } from "./pg-errors.js";
+import { type Executor, adHoc } from "./session.js";
+
+/**
+ * Creates or upgrades the schema. Concurrent callers (several processes starting at once)
+ * serialize on a transaction-scoped advisory lock keyed by the schema name and re-read the
+ * version under it, so each migration runs exactly once; the DDL and the version rows commit
+ * together, so a crash mid-migration leaves the previous version intact.
+ */
+export async function migrateSchema(executor: Executor, schema: string, schemaName: string): Promise<MigrateResult> {
+  return executor.run("migrate", "transaction", async (session) => {
+    await session.query(adHoc("SELECT pg_advisory_xact_lock(hashtextextended('belay.migrate:' || $1, 0))"), [schemaName]);
+    await session.query(adHoc(`CREATE SCHEMA IF NOT EXISTS ${schema}`));
+    await session.query(
+      adHoc(
+        `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (
+           version integer PRIMARY KEY,
+           requires integer NOT NULL,
+           applied_at timestamptz NOT NULL DEFAULT now()
+         )`,
+      ),
+    );
+    const [row] = await session.query(adHoc(`SELECT coalesce(max(version), 0)::int AS version FROM ${schema}.schema_migrations`));
+    const fromVersion = row!["version"] as number;
+    if (fromVersion > SCHEMA_VERSION) throw new SchemaVersionError(fromVersion, SCHEMA_VERSION);
+    for (const migration of MIGRATIONS) {
+      if (migration.version <= fromVersion) continue;
+      await session.query(adHoc(migration.sql(schema)));
+      await session.query(adHoc(`INSERT INTO ${schema}.schema_migrations (version, requires) VALUES ($1, $2)`), [
+        migration.version,
+        migration.requires,
+      ]);
+    }
+    return { fromVersion, toVersion: Math.max(fromVersion, SCHEMA_VERSION) };
+  });
+}
+
+/**
+ * Checks, before a store's first operation, that the schema exists and that this store can run
+ * against it: a newer schema is fine as long as its migrations were additive (`requires` at
+ * most this store's version); otherwise `SchemaVersionError`.
+ */
+export async function checkSchema(executor: Executor, schema: string, schemaName: string): Promise<void> {
+  let row: Record<string, unknown> | undefined;
+  try {
+    [row] = await executor.run("checkSchema", "autocommit", (session) =>
+      session.query(
+        adHoc(`SELECT coalesce(max(version), 0)::int AS version, coalesce(max(requires), 0)::int AS requires FROM ${schema}.schema_migrations`),
+      ),
+    );
+  } catch (error) {
+    const state = sqlState(error);
+    if (state === "42P01" || state === "3F000") throw new SchemaNotMigratedError(`schema ${schemaName}`);
+    throw error;
+  }
+  const version = row!["version"] as number;
+  const requires = row!["requires"] as number;
+  if (version === 0) throw new SchemaNotMigratedError(`schema ${schemaName}`);
+  if (requires > SCHEMA_VERSION) throw new SchemaVersionError(version, SCHEMA_VERSION);
+}

@@ -1,0 +1,116 @@
+import { type Bounds, type HistoryPolicy, InvalidInputError } from "@belay/contract";
+import type { PostgresPool, PostgresPoolClient } from "./pool.js";
+
+/** Options of {@link PostgresStore}. Give either `pool` or `connectionString`. */
+export interface PostgresStoreConfig {
+  /**
+   * Your connection pool: a `pg.Pool`, or anything with the same `connect()`. The store borrows
+   * a connection per operation and returns it at once; `close()` leaves your pool open.
+   */
+  readonly pool?: PostgresPool;
+  /** Or a connection URL: the store creates its own `pg.Pool` (and ends it on `close()`). */
+  readonly connectionString?: string;
+  /** Size of the pool created from `connectionString`. Default 10. */
+  readonly maxConnections?: number;
+  /**
+   * The PostgreSQL schema holding Belay's tables: a plain identifier (letters, digits, `_`, `$`,
+   * not starting with a digit), at most 63 bytes. Default `belay`.
+   */
+  readonly schema?: string;
+  /** Overrides of the default bounds. */
+  readonly bounds?: Partial<Bounds>;
+  /** Default `transitionsAndFailureDetail`. */
+  readonly historyPolicy?: HistoryPolicy;
+  /**
+   * Wake-up hints over LISTEN/NOTIFY (default true): enqueues announce due work after they
+   * commit, and `subscribeHints` keeps one LISTEN connection per store. Hints only cut latency;
+   * workers still poll.
+   */
+  readonly hints?: boolean;
+  /**
+   * Where the LISTEN connection comes from. Default: a connection checked out of the pool for
+   * as long as someone listens (it counts against the pool's size). Give a factory to use a
+   * dedicated connection instead, e.g. `() => new pg.Client(url).connect()`-style wrappers.
+   */
+  readonly listenClient?: () => Promise<PostgresPoolClient>;
+}
+
+/** A config with every default applied and every field checked. */
+export interface ResolvedPostgresStoreConfig {
+  readonly schemaName: string;
+  /** The schema as a quoted identifier, ready to splice into SQL. */
+  readonly schema: string;
+  readonly historyPolicy: HistoryPolicy;
+  readonly hints: boolean;
+}
+
+/** The default schema. */
+export const DEFAULT_SCHEMA = "belay";
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]*$/;
+
+/** Applies defaults and validates; throws `InvalidInputError` naming the field. */
+export function resolvePostgresStoreConfig(config: PostgresStoreConfig): ResolvedPostgresStoreConfig {
+  if (typeof config !== "object" || config === null) throw new InvalidInputError("config", "must be an object");
+  const hasPool = config.pool !== undefined;
+  const hasUrl = config.connectionString !== undefined;
+  if (hasPool === hasUrl) throw new InvalidInputError("pool", "give exactly one of pool and connectionString");
+  if (hasPool && typeof config.pool?.connect !== "function") throw new InvalidInputError("pool", "must have connect() (a pg.Pool)");
+  if (hasUrl && (typeof config.connectionString !== "string" || config.connectionString.length === 0)) {
+    throw new InvalidInputError("connectionString", "must be a postgres:// URL");
+  }
+  if (config.maxConnections !== undefined && (!Number.isSafeInteger(config.maxConnections) || config.maxConnections < 1)) {
+    throw new InvalidInputError("maxConnections", "must be an integer ≥ 1");
+  }
+  const schemaName = config.schema ?? DEFAULT_SCHEMA;
+  if (typeof schemaName !== "string" || !IDENTIFIER.test(schemaName)) {
+    throw new InvalidInputError("schema", "must be a plain identifier: letters, digits, _ or $, not starting with a digit");
+  }
+  if (Buffer.byteLength(schemaName, "utf8") > 63) {
+    throw new InvalidInputError("schema", `must be at most 63 bytes, got ${Buffer.byteLength(schemaName, "utf8")}`);
+  }
+  const historyPolicy = config.historyPolicy ?? "transitionsAndFailureDetail";
+  if (!["off", "transitions", "transitionsAndFailureDetail"].includes(historyPolicy)) {
+    throw new InvalidInputError("historyPolicy", "must be off, transitions or transitionsAndFailureDetail");
+  }
+  if (config.hints !== undefined && typeof config.hints !== "boolean") throw new InvalidInputError("hints", "must be a boolean");
+  if (config.listenClient !== undefined && typeof config.listenClient !== "function") {
+    throw new InvalidInputError("listenClient", "must be a function returning a connection");
+  }
+  return { schemaName, schema: `"${schemaName}"`, historyPolicy, hints: config.hints ?? true };
+}
+
+/**
+ * A pool created on first use from a connection string, so that `pg` is loaded only when the
+ * caller asked for it (it is a peer dependency).
+ */
+export class OwnedPool implements PostgresPool {
+  readonly #connectionString: string;
+  readonly #max: number;
+  #pool: Promise<PostgresPool> | null = null;
+
+  constructor(connectionString: string, max: number) {
+    this.#connectionString = connectionString;
+    this.#max = max;
+  }
+
+  #get(): Promise<PostgresPool> {
+    this.#pool ??= import("pg").then((module) => {
+      type Driver = { Pool: new (options: object) => PostgresPool & { on(event: "error", listener: () => void): unknown } };
+      const loaded = module as unknown as Driver & { default?: Driver };
+      const pool = new (loaded.default ?? loaded).Pool({ connectionString: this.#connectionString, max: this.#max });
+      // An idle connection that breaks is dropped by the pool; without a listener the error would crash the process.
+      pool.on("error", () => undefined);
+      return pool;
+    });
+    return this.#pool;
+  }
+
+  async connect() {
+    return (await this.#get()).connect();
+  }
+
+  async end(): Promise<void> {
+    if (this.#pool !== null) await (await this.#pool).end();
+  }
+}

@@ -1,0 +1,242 @@
+import { createHash } from "node:crypto";
+import { InvalidTransactionError, type StepHook } from "@belay/contract";
+import { isConnectionError, sqlState, toStoreError } from "./pg-errors.js";
+import type { PostgresClient, PostgresPool, PostgresPoolClient, PostgresTypeParsers } from "./pool.js";
+
+/** A row as the driver returns it, with this package's type parsers applied. */
+export type Row = Record<string, unknown>;
+
+/** SQL text with an optional prepared-statement name. */
+export interface Statement {
+  readonly name: string | undefined;
+  readonly text: string;
+}
+
+/**
+ * Builds and remembers one store's statements. A statement's prepared name is a hash of its
+ * text, so two stores (or two schemas) never collide on a name with different text — `pg`
+ * refuses that — and equal texts share one server-side plan per connection.
+ */
+export class SqlCache {
+  readonly #statements = new Map<string, Statement>();
+
+  /** @param schema the quoted schema identifier, e.g. `"belay"`. */
+  constructor(readonly schema: string) {}
+
+  /** The statement `key` of this store, built once from the schema by `build`. */
+  get(key: string, build: (schema: string) => string, prepared = true): Statement {
+    let statement = this.#statements.get(key);
+    if (statement === undefined) {
+      const text = build(this.schema);
+      const name = prepared ? `belay_${createHash("sha1").update(text).digest("hex").slice(0, 24)}` : undefined;
+      statement = { name, text };
+      this.#statements.set(key, statement);
+    }
+    return statement;
+  }
+}
+
+/** Ad-hoc SQL (monitoring filters): never prepared. */
+export function adHoc(text: string): Statement {
+  return { name: undefined, text };
+}
+
+function parseSafeInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`bigint ${value} does not fit a JavaScript number`);
+  return n;
+}
+
+const identity = (value: string): string => value;
+
+/**
+ * Column parsers for every type the store selects: bigint as a checked safe integer (instants,
+ * sequence numbers, counts), small integers, booleans; everything else stays text (JSON, xid8).
+ */
+export const TYPE_PARSERS: PostgresTypeParsers = {
+  getTypeParser(oid: number) {
+    switch (oid) {
+      case 20: // int8
+        return parseSafeInteger;
+      case 21: // int2
+      case 23: // int4
+        return Number;
+      case 16: // bool
+        return (value: string) => value === "t";
+      default:
+        return identity;
+    }
+  },
+};
+
+/** A connection borrowed for one operation. */
+export interface Session {
+  /** Runs a statement; inside a transaction when the operation is transactional. */
+  query(statement: Statement, values?: readonly unknown[]): Promise<Row[]>;
+  /** A step boundary between two statements: the test hook may fault or park here. */
+  step(step: string): Promise<void>;
+  /** Whether statements of this session share one transaction. */
+  readonly transactional: boolean;
+  /** Whether this session runs inside a transaction the caller owns (`enqueue({ tx })`). */
+  readonly callerTransaction: boolean;
+}
+
+async function run(client: PostgresClient, statement: Statement, values: readonly unknown[], prepared: boolean): Promise<Row[]> {
+  const result = await client.query({
+    text: statement.text,
+    values: values as unknown[],
+    ...(prepared && statement.name !== undefined ? { name: statement.name } : {}),
+    types: TYPE_PARSERS,
+  });
+  return result.rows;
+}
+
+const BEGIN = adHoc("BEGIN");
+const COMMIT = adHoc("COMMIT");
+const ROLLBACK = adHoc("ROLLBACK");
+const SAVEPOINT = adHoc("SAVEPOINT belay_enqueue");
+const RELEASE_SAVEPOINT = adHoc("RELEASE SAVEPOINT belay_enqueue");
+const ROLLBACK_TO_SAVEPOINT = adHoc("ROLLBACK TO SAVEPOINT belay_enqueue");
+
+/**
+ * Runs operations on pool connections: a single statement in autocommit, or several in one
+ * transaction. With a step hook installed every operation is transactional, so that a fault
+ * injected at any step rolls the whole operation back and a parked step holds its transaction.
+ */
+export class Executor {
+  readonly #pool: PostgresPool;
+  readonly #hook: () => StepHook | null;
+
+  constructor(pool: PostgresPool, hook: () => StepHook | null) {
+    this.#pool = pool;
+    this.#hook = hook;
+  }
+
+  /** Whether a step hook is installed (operations then always run in a transaction). */
+  get hooked(): boolean {
+    return this.#hook() !== null;
+  }
+
+  /**
+   * Runs `body` on one connection. `autocommit`: each statement commits on its own, so the body
+   * must issue one write statement (reads around it are fine). `transaction`: BEGIN before the
+   * first statement, COMMIT after the body, ROLLBACK if anything throws.
+   */
+  async run<T>(operation: string, mode: "autocommit" | "transaction", body: (session: Session) => Promise<T>): Promise<T> {
+    const hook = this.#hook();
+    const transactional = mode === "transaction" || hook !== null;
+    let client: PostgresPoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw toStoreError(error, operation);
+    }
+    let began = false;
+    let broken: unknown;
+    const session: Session = {
+      transactional,
+      callerTransaction: false,
+      query: async (statement, values = []) => {
+        if (transactional && !began) {
+          await run(client, BEGIN, [], false);
+          began = true;
+        }
+        return run(client, statement, values, true);
+      },
+      step: async (step) => {
+        if (hook !== null) await hook({ operation, step });
+      },
+    };
+    try {
+      const result = await body(session);
+      if (began) {
+        await session.step("commit");
+        await run(client, COMMIT, [], false);
+        began = false;
+      }
+      return result;
+    } catch (error) {
+      if (isConnectionError(error)) broken = error;
+      else if (began) {
+        try {
+          await run(client, ROLLBACK, [], false);
+        } catch (rollbackError) {
+          broken = rollbackError;
+        }
+      }
+      throw toStoreError(error, operation);
+    } finally {
+      client.release(broken === undefined ? undefined : true);
+    }
+  }
+
+  /**
+   * Runs `body` inside the caller's open transaction on `client`, wrapped in a savepoint: a
+   * batch that is refused (`keep(result)` false) or throws is rolled back to the savepoint and
+   * leaves the caller's transaction usable.
+   *
+   * The savepoint doubles as the proof that `client` is inside an open transaction block:
+   * PostgreSQL refuses `SAVEPOINT` outside one (SQLSTATE 25P01) and inside a failed one (25P02),
+   * without starting an implicit transaction. Checks on `txid_current_if_assigned()` or
+   * timestamps cannot tell "no transaction" from "a transaction that has not written yet".
+   */
+  async runInCallerTransaction<T>(
+    client: PostgresClient,
+    operation: string,
+    keep: (result: T) => boolean,
+    body: (session: Session) => Promise<T>,
+  ): Promise<T> {
+    if (typeof client !== "object" || client === null || typeof client.query !== "function") {
+      throw new InvalidTransactionError("tx must be a pg client (with query()) on which BEGIN was run");
+    }
+    try {
+      await run(client, SAVEPOINT, [], false);
+    } catch (error) {
+      const state = sqlState(error);
+      if (state === "25P01") throw new InvalidTransactionError("the client has no open transaction (run BEGIN first, and not after COMMIT or ROLLBACK)");
+      if (state === "25P02") throw new InvalidTransactionError("the transaction has failed; roll it back");
+      if (state === undefined && error instanceof Error && /not queryable|has been released|closed/i.test(error.message)) {
+        throw new InvalidTransactionError(`the client cannot run queries: ${error.message}`);
+      }
+      throw toStoreError(error, operation);
+    }
+    const hook = this.#hook();
+    const session: Session = {
+      transactional: true,
+      callerTransaction: true,
+      // Unnamed statements only: a caller's connection may be reset (DISCARD ALL) behind the
+      // driver's back, and named statements cached for it would then fail.
+      query: (statement, values = []) => run(client, statement, values, false),
+      step: async (step) => {
+        if (hook !== null) await hook({ operation, step });
+      },
+    };
+    let result: T;
+    try {
+      result = await body(session);
+    } catch (error) {
+      await this.#undoSavepoint(client);
+      const state = sqlState(error);
+      if (state === "42P01" || state === "3F000") {
+        throw new InvalidTransactionError(`the transaction's database has no Belay schema here (${(error as Error).message})`);
+      }
+      throw toStoreError(error, operation);
+    }
+    try {
+      if (keep(result)) await run(client, RELEASE_SAVEPOINT, [], false);
+      else await this.#undoSavepoint(client);
+    } catch (error) {
+      throw toStoreError(error, operation);
+    }
+    return result;
+  }
+
+  async #undoSavepoint(client: PostgresClient): Promise<void> {
+    try {
+      await run(client, ROLLBACK_TO_SAVEPOINT, [], false);
+      await run(client, RELEASE_SAVEPOINT, [], false);
+    } catch {
+      // The connection or transaction is gone; the caller's own COMMIT or ROLLBACK will say so.
+    }
+  }
+}

@@ -1,0 +1,142 @@
+import { type ClaimRequest, type ClaimResult, type ClaimedJob, clampToBound } from "@belay/contract";
+import type { StoreContext } from "../context.js";
+import type { Session } from "../session.js";
+import { toClaimed, transitionCtes } from "./rows.js";
+
+/**
+ * A claim is one statement. It locks the settings rows of the served queues FOR SHARE — a pause
+ * or limit change is an UPDATE of that row, so it waits for claims in flight, and a claim that
+ * meets a change in flight waits for it and re-reads the row's committed version — then takes
+ * due jobs queue by queue (the nested loop stops pulling rows once `max` is reached, so later
+ * queues are only touched when earlier ones run dry), marks them leased, logs the transitions
+ * and works out the next due time, all from arrays of parameters.
+ *
+ * A queue with a concurrency limit must count its leased jobs with a snapshot taken after every
+ * other claimer of that queue has committed: that count runs only when the caller holds the
+ * queue's advisory transaction lock (`$2`), taken by an earlier statement of the same
+ * transaction. Meeting a limited queue without that lock, the statement claims nothing at all
+ * and says so; the store remembers the queue as limited and claims again under the lock.
+ */
+export const CLAIM = (S: string) => `
+WITH req AS (
+  SELECT r.queue, r.ord FROM unnest($1::text[]) WITH ORDINALITY AS r(queue, ord)
+),
+settings AS MATERIALIZED (
+  SELECT q.queue, q.paused, q.concurrency_limit, req.ord
+  FROM ${S}.queues q JOIN req ON req.queue = q.queue
+  ORDER BY req.ord
+  FOR SHARE OF q
+),
+blocked AS (
+  SELECT count(*) > 0 AS yes FROM settings
+  WHERE NOT paused AND concurrency_limit IS NOT NULL AND NOT (queue = ANY($2::text[]))
+),
+quota AS MATERIALIZED (
+  SELECT s.queue, s.ord,
+    CASE WHEN s.concurrency_limit IS NULL THEN $3::int
+         ELSE least($3::int, greatest(0, s.concurrency_limit - (
+           SELECT count(*) FROM ${S}.jobs l WHERE l.queue = s.queue AND l.state = 2)))::int
+    END AS n
+  FROM settings s
+  WHERE NOT s.paused AND NOT (SELECT yes FROM blocked)
+  ORDER BY s.ord
+),
+picked AS MATERIALIZED (
+  SELECT c.seq FROM quota q CROSS JOIN LATERAL (
+    SELECT j.seq FROM ${S}.jobs j
+    WHERE j.queue = q.queue AND j.state = 0 AND j.due_at <= $4
+    ORDER BY j.due_at, j.seq
+    LIMIT q.n
+    FOR UPDATE SKIP LOCKED
+  ) c
+  LIMIT $3
+),
+claimed AS (
+  UPDATE ${S}.jobs j
+  SET state = 2, attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $4 + $6::bigint,
+      transition_count = j.transition_count + 1
+  FROM picked p WHERE j.seq = p.seq
+  RETURNING j.seq, j.id, j.job_name, j.queue, j.payload, j.state, j.attempt, j.releases, j.due_at, j.enqueued_at,
+            j.lease_expires_at, j.tags, j.parent_ids, j.dependency_mode, j.trace_context, j.schedule_id,
+            j.workflow_id, j.transition_count
+),
+${transitionCtes(S, "claimed", "$4", "$7", "$8")},
+next_due AS (
+  SELECT min(n.due_at) AS due_at FROM settings s CROSS JOIN LATERAL (
+    SELECT j.due_at FROM ${S}.jobs j
+    WHERE j.queue = s.queue AND j.state = 0 AND NOT EXISTS (SELECT 1 FROM picked p WHERE p.seq = j.seq)
+    ORDER BY j.due_at, j.seq LIMIT 1
+  ) n
+  WHERE NOT s.paused
+)
+SELECT
+  (SELECT coalesce(json_agg(json_build_array(c.seq, c.id, c.job_name, c.queue, c.payload, c.attempt, c.releases, c.due_at,
+     c.enqueued_at, c.lease_expires_at, c.tags, c.parent_ids, c.dependency_mode, c.trace_context, c.schedule_id,
+     c.workflow_id) ORDER BY c.seq), '[]')::text FROM claimed c) AS jobs,
+  (SELECT due_at FROM next_due) AS next_due_at,
+  (SELECT yes FROM blocked) AS blocked,
+  (SELECT coalesce(json_agg(queue), '[]')::text FROM settings WHERE concurrency_limit IS NOT NULL) AS limited`;
+
+/**
+ * Advisory transaction locks on limited queues, always in key order so two claimers of the
+ * same queues cannot deadlock.
+ */
+export const LOCK_QUEUES = () => `
+SELECT count(pg_advisory_xact_lock(k)) FROM (
+  SELECT DISTINCT hashtextextended($1 || ':' || q, 0) AS k FROM unnest($2::text[]) AS q ORDER BY 1
+) AS keys`;
+
+interface ClaimRound {
+  readonly jobs: ClaimedJob[];
+  readonly nextDueAt: number | null;
+  readonly blocked: boolean;
+  readonly limited: string[];
+}
+
+async function claimOnce(session: Session, ctx: StoreContext, request: ClaimRequest, queues: string[], locked: string[], max: number): Promise<ClaimRound> {
+  const [row] = await session.query(ctx.sql.get("claim", CLAIM), [
+    queues,
+    locked,
+    max,
+    request.now,
+    request.workerId,
+    request.leaseMs,
+    ctx.history,
+    ctx.bounds.transitionsPerJob,
+  ]);
+  return {
+    jobs: (JSON.parse(row!["jobs"] as string) as unknown[][]).map(toClaimed),
+    nextDueAt: (row!["next_due_at"] as number | null) ?? null,
+    blocked: row!["blocked"] === true,
+    limited: JSON.parse(row!["limited"] as string) as string[],
+  };
+}
+
+/**
+ * See `JobStore.claim`. `limitedQueues` is the store's memory of queues seen with a limit: a
+ * claim of such a queue takes its lock first instead of finding out by a wasted statement.
+ */
+export async function claim(ctx: StoreContext, request: ClaimRequest, schemaName: string, limitedQueues: Set<string>): Promise<ClaimResult> {
+  const max = clampToBound(request.max, ctx.bounds.claimBatch);
+  const queues = [...new Set(request.queues)];
+  if (queues.length === 0) return { jobs: [], nextDueAt: null };
+
+  let round: ClaimRound | null = null;
+  for (let attempt = 0; attempt < 5 && round === null; attempt++) {
+    const locked = queues.filter((q) => limitedQueues.has(q));
+    const result = await ctx.executor.run("claim", locked.length > 0 ? "transaction" : "autocommit", async (session) => {
+      if (locked.length > 0) await session.query(ctx.sql.get("lockQueues", LOCK_QUEUES), [schemaName, locked]);
+      const once = await claimOnce(session, ctx, request, queues, locked, max);
+      if (!once.blocked) await session.step("jobs claimed");
+      return once;
+    });
+    for (const q of queues) {
+      if (result.limited.includes(q)) limitedQueues.add(q);
+      else limitedQueues.delete(q);
+    }
+    if (!result.blocked) round = result;
+  }
+  if (round === null) return { jobs: [], nextDueAt: request.now };
+  const { jobs, nextDueAt } = round;
+  return { jobs, nextDueAt: nextDueAt === null ? null : Math.max(nextDueAt, request.now) };
+}

@@ -1,0 +1,194 @@
+import {
+  type OutcomeReport,
+  type OutcomeResult,
+  type Rejection,
+  type ReportOutcomesRequest,
+  boundRejection,
+  normalizeTags,
+  truncateUtf8,
+  utf8ByteLength,
+} from "@belay/contract";
+import { DueQueues, type StoreContext } from "../context.js";
+import { sqlState } from "../pg-errors.js";
+import { type EndedParent, resolveChildren } from "./children.js";
+import { encodeTags, stateOf, transitionCtes } from "./rows.js";
+
+/**
+ * A batch of outcomes is one statement: each row is fenced (leased by that worker, at that
+ * attempt, lease alive at now) by the UPDATE itself, so a concurrent expiry or report is
+ * re-checked under the row lock; output, added tags and transitions ride the same statement.
+ *
+ * Children: a job that ends and has children must resolve their latches in the same
+ * transaction. Called in autocommit (`$14` true), the statement aborts itself (SQLSTATE BLY01)
+ * when any ending job has children, committing nothing, and the store re-runs the batch in a
+ * transaction followed by the latch statements — so batches without dependencies, the common
+ * case, cost one round trip.
+ */
+export const REPORT_OUTCOMES = (S: string) => `
+WITH r AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int2[], $5::bigint[], $6::text[], $7::text[], $8::text[],
+                       $9::text[], $10::bool[])
+    WITH ORDINALITY AS r(job_id, worker_id, attempt, kind, retry_at, detail, output, add_tags, reason, valid, ord)
+),
+cur AS (
+  SELECT r.*, j.seq, m.merged, coalesce(m.n, 0)::int AS tag_count
+  FROM r
+  -- One probe of the id index per report (OFFSET 0 keeps the planner from turning it into a
+  -- scan of every leased job).
+  CROSS JOIN LATERAL (SELECT * FROM ${S}.jobs j WHERE j.id = r.job_id OFFSET 0) j
+  LEFT JOIN LATERAL (
+    SELECT json_agg(u.pair ORDER BY u.o)::text AS merged, count(*) AS n FROM (
+      SELECT e.pair, e.o FROM json_array_elements(coalesce(j.tags, '[]')::json) WITH ORDINALITY AS e(pair, o)
+      UNION ALL
+      SELECT a.pair, 1000000 + a.o FROM json_array_elements(r.add_tags::json) WITH ORDINALITY AS a(pair, o)
+      WHERE NOT EXISTS (
+        SELECT 1 FROM json_array_elements(coalesce(j.tags, '[]')::json) AS x(pair) WHERE x.pair::text = a.pair::text)
+    ) u
+  ) m ON r.add_tags IS NOT NULL
+  WHERE j.state = 2 AND j.lease_owner = r.worker_id AND j.attempt = r.attempt AND j.lease_expires_at > $11
+),
+ended AS (
+  UPDATE ${S}.jobs j SET
+    state = CASE c.kind
+      WHEN 0 THEN 3
+      WHEN 1 THEN CASE WHEN c.retry_at IS NULL THEN 5 WHEN j.cancel_requested_by IS NOT NULL THEN 4 ELSE 0 END
+      WHEN 2 THEN 4
+      ELSE 6 END,
+    due_at = CASE WHEN c.kind = 1 AND c.retry_at IS NOT NULL AND j.cancel_requested_by IS NULL THEN c.retry_at ELSE j.due_at END,
+    terminal_at = CASE WHEN c.kind = 1 AND c.retry_at IS NOT NULL AND j.cancel_requested_by IS NULL THEN NULL ELSE $11::bigint END,
+    terminal_cause = CASE c.kind
+      WHEN 0 THEN 'succeeded'
+      WHEN 1 THEN CASE WHEN c.retry_at IS NULL THEN 'failed at attempt ' || (j.attempt - j.releases)
+                       WHEN j.cancel_requested_by IS NOT NULL THEN 'cancelled by ' || j.cancel_requested_by END
+      WHEN 2 THEN coalesce('cancelled by ' || j.cancel_requested_by, 'cancelled by handler')
+      ELSE 'unroutable: ' || c.reason END,
+    lease_owner = NULL, lease_expires_at = NULL, cancel_requested_by = NULL,
+    tags = coalesce(c.merged, j.tags),
+    transition_count = j.transition_count + 1
+  FROM cur c
+  WHERE j.seq = c.seq AND c.valid AND (c.add_tags IS NULL OR c.tag_count <= $15)
+    AND j.state = 2 AND j.lease_owner = c.worker_id AND j.attempt = c.attempt AND j.lease_expires_at > $11
+  RETURNING j.seq, j.id, j.queue, j.state, j.due_at, j.attempt, j.has_children, j.transition_count,
+            c.ord, c.kind, c.detail, c.output, c.add_tags
+),
+outputs AS (
+  INSERT INTO ${S}.job_outputs (job_seq, output)
+  SELECT seq, output FROM ended WHERE kind = 0 AND output IS NOT NULL
+  ON CONFLICT (job_seq) DO UPDATE SET output = EXCLUDED.output
+),
+added_tags AS (
+  INSERT INTO ${S}.job_tags (job_seq, key, value)
+  SELECT e.seq, a.pair->>0, a.pair->>1
+  FROM ended e CROSS JOIN LATERAL json_array_elements(e.add_tags::json) AS a(pair)
+  WHERE e.add_tags IS NOT NULL
+  ON CONFLICT DO NOTHING
+),
+${transitionCtes(S, "ended", "$11", "$12", "$13", "CASE WHEN s.kind = 1 THEN s.detail END")}
+SELECT r.ord, e.state, e.queue, e.due_at, e.seq, e.id, e.has_children, (c.seq IS NOT NULL) AS fenced, c.tag_count,
+       ${S}.retry_in_transaction($14 AND EXISTS (SELECT 1 FROM ended x WHERE x.has_children AND x.state >= 3)) AS handover
+FROM r LEFT JOIN cur c ON c.ord = r.ord LEFT JOIN ended e ON e.ord = r.ord
+ORDER BY r.ord`;
+
+const KINDS = { succeeded: 0, failed: 1, cancelled: 2, unroutable: 3 } as const;
+
+interface PreparedReport {
+  readonly index: number;
+  readonly report: OutcomeReport;
+  readonly rejection: Rejection | null;
+  readonly tags: string | null;
+}
+
+function prepare(ctx: StoreContext, report: OutcomeReport, index: number): PreparedReport {
+  const { outcome } = report;
+  let rejection: Rejection | null = null;
+  if (outcome.type === "succeeded" && outcome.output != null) {
+    const bytes = utf8ByteLength(outcome.output);
+    if (bytes > ctx.bounds.outputBytes) rejection = boundRejection("BELAY_OUTPUT_TOO_LARGE", "output", ctx.bounds.outputBytes, bytes);
+  }
+  let tags: string | null = null;
+  if (rejection === null) {
+    const normalized = normalizeTags(report.addTags ?? [], "addTags", ctx.bounds);
+    if (!normalized.ok) rejection = normalized.rejection;
+    else tags = encodeTags(normalized.tags);
+  }
+  return { index, report, rejection, tags };
+}
+
+/** Splits a batch so that no job appears twice in one statement; later rows see earlier ones. */
+function rounds(prepared: readonly PreparedReport[]): PreparedReport[][] {
+  const result: PreparedReport[][] = [];
+  const seen = new Map<string, number>();
+  for (const p of prepared) {
+    const round = seen.get(p.report.jobId) ?? 0;
+    seen.set(p.report.jobId, round + 1);
+    (result[round] ??= []).push(p);
+  }
+  return result;
+}
+
+/** See `JobStore.reportOutcomes`. */
+export async function reportOutcomes(ctx: StoreContext, request: ReportOutcomesRequest): Promise<OutcomeResult[]> {
+  const { reports, now } = request;
+  if (reports.length === 0) return [];
+  const batches = rounds(reports.map((report, i) => prepare(ctx, report, i)));
+  const detailOf = (report: OutcomeReport): string | null =>
+    ctx.detail && report.outcome.type === "failed" && report.outcome.failureDetail != null
+      ? truncateUtf8(report.outcome.failureDetail, ctx.bounds.failureDetailBytes)
+      : null;
+
+  const attempt = (mode: "autocommit" | "transaction") =>
+    ctx.executor.run("reportOutcomes", mode, async (session) => {
+      const due = new DueQueues(now);
+      const results: OutcomeResult[] = new Array(reports.length);
+      const ended: EndedParent[] = [];
+      for (const batch of batches) {
+        const rows = await session.query(ctx.sql.get("reportOutcomes", REPORT_OUTCOMES), [
+          batch.map((p) => p.report.jobId),
+          batch.map((p) => p.report.workerId),
+          batch.map((p) => p.report.attempt),
+          batch.map((p) => KINDS[p.report.outcome.type]),
+          batch.map((p) => (p.report.outcome.type === "failed" ? p.report.outcome.retryAt : null)),
+          batch.map((p) => detailOf(p.report)),
+          batch.map((p) => (p.report.outcome.type === "succeeded" ? (p.report.outcome.output ?? null) : null)),
+          batch.map((p) => p.tags),
+          batch.map((p) => (p.report.outcome.type === "unroutable" ? p.report.outcome.reason : null)),
+          batch.map((p) => p.rejection === null),
+          now,
+          ctx.history,
+          ctx.bounds.transitionsPerJob,
+          !session.transactional,
+          ctx.bounds.tagsPerJob,
+        ]);
+        for (const [i, row] of rows.entries()) {
+          const { index, report, rejection } = batch[i]!;
+          const { jobId } = report;
+          if (row["state"] !== null) {
+            const state = row["state"] as number;
+            results[index] = { jobId, status: "applied", state: stateOf(state) };
+            due.add(row["queue"] as string, state, row["due_at"] as number);
+            if (state >= 3 && row["has_children"] === true) ended.push({ seq: row["seq"] as number, id: jobId, state });
+          } else if (row["fenced"] === true && rejection !== null) {
+            results[index] = { jobId, status: "rejected", rejection };
+          } else if (row["fenced"] === true && (row["tag_count"] as number) > ctx.bounds.tagsPerJob) {
+            const rejected = boundRejection("BELAY_TOO_MANY_TAGS", "addTags", ctx.bounds.tagsPerJob, row["tag_count"] as number);
+            results[index] = { jobId, status: "rejected", rejection: rejected };
+          } else {
+            results[index] = { jobId, status: "stale" };
+          }
+        }
+      }
+      await session.step("outcomes applied");
+      await resolveChildren(session, ctx, ended, now, due);
+      return { results, due };
+    });
+
+  let outcome: Awaited<ReturnType<typeof attempt>>;
+  try {
+    outcome = await attempt(batches.length > 1 ? "transaction" : "autocommit");
+  } catch (error) {
+    if (sqlState(error) !== "BLY01") throw error;
+    outcome = await attempt("transaction");
+  }
+  ctx.hint(outcome.due.queues);
+  return outcome.results;
+}

@@ -1,0 +1,136 @@
+import {
+  type DependencyEdges,
+  type JobCount,
+  type JobFilter,
+  type JobPage,
+  type JobRecord,
+  type ListJobsRequest,
+  type TransitionRecord,
+  JOB_STATE_CODES,
+  clampToBound,
+  decodeSeqCursor,
+  encodeSeqCursor,
+} from "@belay/contract";
+import type { StoreContext } from "../context.js";
+import { adHoc } from "../session.js";
+import { SUMMARY_COLUMNS, decodeIds, stateOf, toRecord, toSummary } from "./rows.js";
+
+// Monitoring reads: each runs on its own in autocommit, so it sees committed effects only and
+// never waits for a writer (MVCC).
+
+/**
+ * The SQL conditions of a job filter over `S.jobs j`, pushing their parameters onto `values`.
+ * Values within one field are OR-ed (`= ANY`), fields and tag predicates AND-ed.
+ */
+export function filterConditions(S: string, filter: JobFilter, values: unknown[]): string[] {
+  const conditions: string[] = [];
+  const param = (value: unknown): string => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  if (filter.states !== undefined) conditions.push(`j.state = ANY(${param(filter.states.map((s) => JOB_STATE_CODES[s]))}::int2[])`);
+  if (filter.queues !== undefined) conditions.push(`j.queue = ANY(${param(filter.queues)}::text[])`);
+  if (filter.jobNames !== undefined) conditions.push(`j.job_name = ANY(${param(filter.jobNames)}::text[])`);
+  if (filter.scheduleId !== undefined) conditions.push(`j.schedule_id = ${param(filter.scheduleId)}`);
+  if (filter.workflowId !== undefined) conditions.push(`j.workflow_id = ${param(filter.workflowId)}`);
+  for (const predicate of filter.tags ?? []) {
+    if ("label" in predicate) {
+      conditions.push(`EXISTS (SELECT 1 FROM ${S}.job_tags t WHERE t.job_seq = j.seq AND t.key = '' AND t.value = ${param(predicate.label)})`);
+    } else if ("value" in predicate) {
+      conditions.push(
+        `EXISTS (SELECT 1 FROM ${S}.job_tags t WHERE t.job_seq = j.seq AND t.key = ${param(predicate.key)} AND t.value = ${param(predicate.value)})`,
+      );
+    } else {
+      conditions.push(`EXISTS (SELECT 1 FROM ${S}.job_tags t WHERE t.job_seq = j.seq AND t.key = ${param(predicate.key)})`);
+    }
+  }
+  return conditions;
+}
+
+const GET_JOB = (S: string) => `SELECT ${SUMMARY_COLUMNS}, j.payload FROM ${S}.jobs j WHERE j.id = $1`;
+
+/** See `JobStore.getJob`. */
+export async function getJob(ctx: StoreContext, jobId: string): Promise<JobRecord | null> {
+  const [row] = await ctx.executor.run("getJob", "autocommit", (s) => s.query(ctx.sql.get("getJob", GET_JOB), [jobId]));
+  return row === undefined ? null : toRecord(row);
+}
+
+const GET_OUTPUT = (S: string) => `SELECT o.output FROM ${S}.jobs j JOIN ${S}.job_outputs o ON o.job_seq = j.seq WHERE j.id = $1`;
+
+/** See `JobStore.getJobOutput`. */
+export async function getJobOutput(ctx: StoreContext, jobId: string): Promise<string | null> {
+  const [row] = await ctx.executor.run("getJobOutput", "autocommit", (s) => s.query(ctx.sql.get("getOutput", GET_OUTPUT), [jobId]));
+  return (row?.["output"] as string | undefined) ?? null;
+}
+
+const GET_HISTORY = (S: string) => `
+SELECT t.ordinal, t.position, t.at, t.state, t.attempt, t.failure_detail
+FROM ${S}.jobs j JOIN ${S}.transitions t ON t.job_seq = j.seq
+WHERE j.id = $1 ORDER BY t.ordinal`;
+
+/** See `JobStore.getJobHistory`. */
+export async function getJobHistory(ctx: StoreContext, jobId: string): Promise<TransitionRecord[]> {
+  const rows = await ctx.executor.run("getJobHistory", "autocommit", (s) => s.query(ctx.sql.get("getHistory", GET_HISTORY), [jobId]));
+  return rows.map((row) => ({
+    jobId,
+    ordinal: row["ordinal"] as number,
+    position: row["position"] as number,
+    at: row["at"] as number,
+    state: stateOf(row["state"]),
+    attempt: row["attempt"] as number,
+    failureDetail: (row["failure_detail"] as string | null) ?? null,
+  }));
+}
+
+/** See `JobStore.listJobs`: keyset pages over seq, in either direction. */
+export async function listJobs(ctx: StoreContext, request: ListJobsRequest): Promise<JobPage> {
+  const S = ctx.sql.schema;
+  const limit = clampToBound(request.limit ?? ctx.bounds.monitorPage, ctx.bounds.monitorPage);
+  const descending = request.order === "newestFirst";
+  const values: unknown[] = [];
+  const conditions = filterConditions(S, request, values);
+  if (request.after !== undefined) {
+    values.push(decodeSeqCursor(request.after));
+    conditions.push(`j.seq ${descending ? "<" : ">"} $${values.length}`);
+  }
+  values.push(limit + 1);
+  const text = `SELECT ${SUMMARY_COLUMNS} FROM ${S}.jobs j
+    ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}
+    ORDER BY j.seq ${descending ? "DESC" : "ASC"} LIMIT $${values.length}`;
+  const rows = await ctx.executor.run("listJobs", "autocommit", (s) => s.query(adHoc(text), values));
+  const jobs = rows.slice(0, limit).map(toSummary);
+  const last = jobs.at(-1);
+  return { jobs, nextCursor: rows.length > limit && last ? encodeSeqCursor(last.seq) : null };
+}
+
+const COUNT_JOBS = (S: string) => `SELECT queue, state, count(*) AS count FROM ${S}.jobs GROUP BY queue, state ORDER BY queue, state`;
+
+/** See `JobStore.countJobs`. A full scan: a monitoring read, not a hot path. */
+export async function countJobs(ctx: StoreContext): Promise<JobCount[]> {
+  const rows = await ctx.executor.run("countJobs", "autocommit", (s) => s.query(ctx.sql.get("countJobs", COUNT_JOBS)));
+  return rows.map((row) => ({ queue: row["queue"] as string, state: stateOf(row["state"]), count: row["count"] as number }));
+}
+
+const DEPENDENCIES = (S: string) => `
+SELECT 'self' AS kind, j.id, j.state, j.parent_ids, j.seq FROM ${S}.jobs j WHERE j.id = $1
+UNION ALL
+SELECT 'parent', p.id, p.state, NULL, p.seq
+FROM ${S}.jobs j JOIN ${S}.jobs p ON p.id IN (SELECT json_array_elements_text(j.parent_ids::json)) WHERE j.id = $1
+UNION ALL
+SELECT 'child', c.id, c.state, NULL, c.seq
+FROM ${S}.jobs j JOIN ${S}.job_edges e ON e.parent_seq = j.seq JOIN ${S}.jobs c ON c.seq = e.child_seq WHERE j.id = $1
+ORDER BY 1, 5`;
+
+/** See `JobStore.getDependencies`. */
+export async function getDependencies(ctx: StoreContext, jobId: string): Promise<DependencyEdges | null> {
+  const rows = await ctx.executor.run("getDependencies", "autocommit", (s) => s.query(ctx.sql.get("dependencies", DEPENDENCIES), [jobId]));
+  const self = rows.find((r) => r["kind"] === "self");
+  if (self === undefined) return null;
+  const parentStates = new Map(rows.filter((r) => r["kind"] === "parent").map((r) => [r["id"] as string, r["state"] as number]));
+  const parents = decodeIds(self["parent_ids"]).flatMap((id) => {
+    const state = parentStates.get(id);
+    return state === undefined ? [] : [{ jobId: id, state: stateOf(state), gating: state < 3 }];
+  });
+  const children = rows.filter((r) => r["kind"] === "child").map((r) => ({ jobId: r["id"] as string, state: stateOf(r["state"]) }));
+  return { parents, children };
+}

@@ -1,0 +1,48 @@
+import { type PurgeTerminalRequest, clampToBound } from "@belay/contract";
+import type { StoreContext } from "../context.js";
+
+/**
+ * One bounded batch: the oldest terminal jobs of one class that ended before `$1`, read from
+ * the class's partial index on terminal_at. A workflow member waits until its whole workflow
+ * has drained, and then goes by the drain instant (its last member's terminal time). The jobs
+ * leave with their tags, transitions, output and edges, and a workflow with its last member.
+ */
+export const PURGE = (S: string, states: string) => `
+WITH victims AS MATERIALIZED (
+  SELECT j.ctid, j.seq, j.workflow_id FROM ${S}.jobs j
+  WHERE j.state IN (${states}) AND j.terminal_at < $1
+    AND (j.workflow_id IS NULL OR (
+      SELECT bool_and(m.state >= 3 AND m.terminal_at < $1) FROM ${S}.jobs m WHERE m.workflow_id = j.workflow_id))
+  ORDER BY j.terminal_at, j.seq
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+),
+gone_jobs AS (DELETE FROM ${S}.jobs j WHERE j.ctid = ANY(ARRAY(SELECT ctid FROM victims))),
+gone_tags AS (DELETE FROM ${S}.job_tags t WHERE t.job_seq = ANY(ARRAY(SELECT seq FROM victims))),
+gone_log AS (DELETE FROM ${S}.transitions t WHERE t.job_seq = ANY(ARRAY(SELECT seq FROM victims))),
+gone_output AS (DELETE FROM ${S}.job_outputs o WHERE o.job_seq = ANY(ARRAY(SELECT seq FROM victims))),
+gone_edges AS (
+  DELETE FROM ${S}.job_edges e
+  WHERE e.parent_seq = ANY(ARRAY(SELECT seq FROM victims)) OR e.child_seq = ANY(ARRAY(SELECT seq FROM victims))
+),
+gone_workflows AS (
+  DELETE FROM ${S}.workflows w
+  WHERE w.id = ANY(ARRAY(SELECT DISTINCT workflow_id FROM victims WHERE workflow_id IS NOT NULL))
+    AND NOT EXISTS (
+      SELECT 1 FROM ${S}.jobs m WHERE m.workflow_id = w.id AND NOT (m.seq = ANY(ARRAY(SELECT seq FROM victims))))
+)
+SELECT count(*) AS purged FROM victims`;
+
+/** See `JobStore.purgeTerminal`. */
+export async function purgeTerminal(ctx: StoreContext, request: PurgeTerminalRequest): Promise<number> {
+  const max = clampToBound(request.max, ctx.bounds.purgeBatch);
+  const statement =
+    request.retentionClass === "succeededOrCancelled"
+      ? ctx.sql.get("purgeSucceededCancelled", (S) => PURGE(S, "3, 4"))
+      : ctx.sql.get("purgeDeadQuarantined", (S) => PURGE(S, "5, 6"));
+  return ctx.executor.run("purgeTerminal", "autocommit", async (session) => {
+    const [row] = await session.query(statement, [request.before, max]);
+    await session.step("jobs purged");
+    return row!["purged"] as number;
+  });
+}

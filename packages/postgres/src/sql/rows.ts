@@ -1,0 +1,147 @@
+import {
+  type ClaimedJob,
+  type DependencyMode,
+  type JobRecord,
+  type JobState,
+  type JobSummary,
+  type Tag,
+  jobStateFromCode,
+} from "@belay/contract";
+import type { Row } from "../session.js";
+
+// How rows become contract records. Tags and parent ids are stored as JSON text on the job row
+// (tags as [key, value] pairs, in the order the job got them).
+
+/** Stored state codes (`JOB_STATE_CODES`), for the TypeScript side of the SQL. */
+export const SCHEDULED = 0;
+/** See {@link SCHEDULED}. */
+export const AWAITING_PARENTS = 1;
+/** See {@link SCHEDULED}. */
+export const LEASED = 2;
+/** See {@link SCHEDULED}. */
+export const SUCCEEDED = 3;
+/** See {@link SCHEDULED}. */
+export const CANCELLED = 4;
+/** See {@link SCHEDULED}. */
+export const DEAD_LETTERED = 5;
+/** See {@link SCHEDULED}. */
+export const QUARANTINED = 6;
+
+/** The columns of a job summary, for `SELECT` lists over `S.jobs j`. */
+export const SUMMARY_COLUMNS = `j.seq, j.id, j.job_name, j.queue, j.state, j.due_at, j.attempt, j.releases, j.lease_owner,
+  j.lease_expires_at, j.cancel_requested_by, j.enqueued_at, j.terminal_at, j.terminal_cause, j.parent_ids,
+  j.dependency_mode, j.tags, j.trace_context, j.schedule_id, j.workflow_id`;
+
+/** SQL mapping a state code in `expr` to its contract name (for terminal causes). */
+export const STATE_NAME_SQL = (expr: string): string =>
+  `(ARRAY['scheduled','awaitingParents','leased','succeeded','cancelled','deadLettered','quarantined'])[${expr} + 1]`;
+
+/** Tags as stored: `[["key","value"], …]`, or `null` for none. */
+export function encodeTags(tags: readonly Tag[]): string | null {
+  return tags.length === 0 ? null : JSON.stringify(tags.map((t) => [t.key, t.value]));
+}
+
+/** Tags from their stored JSON text (`null` → none). */
+export function decodeTags(text: unknown): Tag[] {
+  if (typeof text !== "string") return [];
+  return (JSON.parse(text) as [string, string][]).map(([key, value]) => ({ key, value }));
+}
+
+/** Parent ids as stored: a JSON array, or `null` for none. */
+export function encodeIds(ids: readonly string[]): string | null {
+  return ids.length === 0 ? null : JSON.stringify(ids);
+}
+
+/** Parent ids from their stored JSON text. */
+export function decodeIds(text: unknown): string[] {
+  return typeof text === "string" ? (JSON.parse(text) as string[]) : [];
+}
+
+/** Dependency modes by stored code. */
+export const DEPENDENCY_MODES: readonly DependencyMode[] = ["onSuccess", "onAnyTerminal"];
+
+/** The stored code of a dependency mode. */
+export function modeCode(mode: DependencyMode): number {
+  return mode === "onAnyTerminal" ? 1 : 0;
+}
+
+/** The state a stored code stands for. */
+export function stateOf(code: unknown): JobState {
+  return jobStateFromCode(code as number);
+}
+
+/** A job summary from a row selected with {@link SUMMARY_COLUMNS}. */
+export function toSummary(row: Row): JobSummary {
+  return {
+    id: row["id"] as string,
+    seq: row["seq"] as number,
+    jobName: row["job_name"] as string,
+    queue: row["queue"] as string,
+    state: stateOf(row["state"]),
+    dueAt: row["due_at"] as number,
+    attempt: row["attempt"] as number,
+    releases: row["releases"] as number,
+    leaseOwner: (row["lease_owner"] as string | null) ?? null,
+    leaseExpiresAt: (row["lease_expires_at"] as number | null) ?? null,
+    cancelRequested: row["cancel_requested_by"] != null,
+    enqueuedAt: row["enqueued_at"] as number,
+    terminalAt: (row["terminal_at"] as number | null) ?? null,
+    terminalCause: (row["terminal_cause"] as string | null) ?? null,
+    parentIds: decodeIds(row["parent_ids"]),
+    dependencyMode: DEPENDENCY_MODES[row["dependency_mode"] as number] ?? "onSuccess",
+    tags: decodeTags(row["tags"]),
+    traceContext: (row["trace_context"] as string | null) ?? null,
+    scheduleId: (row["schedule_id"] as string | null) ?? null,
+    workflowId: (row["workflow_id"] as string | null) ?? null,
+  };
+}
+
+/** A job record: the summary plus `payload`. */
+export function toRecord(row: Row): JobRecord {
+  return { ...toSummary(row), payload: row["payload"] as string };
+}
+
+/**
+ * A claimed job from the positional JSON array a claim statement builds:
+ * [seq, id, job_name, queue, payload, attempt, releases, due_at, enqueued_at, lease_expires_at,
+ *  tags, parent_ids, dependency_mode, trace_context, schedule_id, workflow_id].
+ */
+export function toClaimed(tuple: readonly unknown[]): ClaimedJob {
+  return {
+    seq: tuple[0] as number,
+    id: tuple[1] as string,
+    jobName: tuple[2] as string,
+    queue: tuple[3] as string,
+    payload: tuple[4] as string,
+    attempt: tuple[5] as number,
+    releases: tuple[6] as number,
+    dueAt: tuple[7] as number,
+    enqueuedAt: tuple[8] as number,
+    leaseExpiresAt: tuple[9] as number,
+    tags: decodeTags(tuple[10]),
+    parentIds: decodeIds(tuple[11]),
+    dependencyMode: DEPENDENCY_MODES[tuple[12] as number] ?? "onSuccess",
+    traceContext: (tuple[13] as string | null) ?? null,
+    scheduleId: (tuple[14] as string | null) ?? null,
+    workflowId: (tuple[15] as string | null) ?? null,
+  };
+}
+
+/**
+ * SQL appending the transition rows of `source` (a CTE with seq, transition_count, state and
+ * attempt) and dropping each job's entries beyond the cap. `$history` and `$cap` are parameter
+ * placeholders; `at` is an SQL expression for the instant; `detail` one for the failure detail.
+ */
+export function transitionCtes(S: string, source: string, at: string, history: string, cap: string, detail = "NULL"): string {
+  return `log_${source} AS (
+    INSERT INTO ${S}.transitions (xid, job_seq, ordinal, at, state, attempt, failure_detail)
+    SELECT pg_current_xact_id(), s.seq, s.transition_count, ${at}, s.state, s.attempt, ${detail}
+    FROM ${source} s WHERE ${history}
+    ORDER BY s.seq
+  ),
+  trim_${source} AS (
+    DELETE FROM ${S}.transitions t
+    WHERE t.job_seq = ANY(ARRAY(SELECT s.seq FROM ${source} s WHERE s.transition_count > ${cap}))
+      AND t.ordinal <= (SELECT s.transition_count - ${cap} FROM ${source} s WHERE s.seq = t.job_seq)
+  )`;
+}

@@ -1,0 +1,192 @@
+import {
+  type EnqueueResult,
+  type EnqueueWorkflowRequest,
+  type EnqueueWorkflowResult,
+  type JobState,
+  type ListWorkflowsRequest,
+  type NewWorkflow,
+  type NormalizedNewJob,
+  type WorkflowPage,
+  type WorkflowRecord,
+  boundRejection,
+  checkId,
+  clampToBound,
+  decodeSeqCursor,
+  encodeSeqCursor,
+  validateNewJob,
+  workflowStatus,
+} from "@belay/contract";
+import { DueQueues, type StoreContext } from "../context.js";
+import type { PostgresClient } from "../pool.js";
+import type { Row, Session } from "../session.js";
+import { initialState } from "./enqueue.js";
+import { type PlannedInsert, insertJobs, notifyQueues } from "./insert-jobs.js";
+import { stateOf } from "./rows.js";
+
+type Rejected = Extract<EnqueueWorkflowResult, { status: "rejected" }>;
+
+/** The checks that need no database, in the order every store shares; `null` when they pass. */
+function checkWorkflow(ctx: StoreContext, workflow: NewWorkflow): Rejected | null {
+  const reject = (jobId: string | null, rejection: Rejected["rejection"]): Rejected => ({ status: "rejected", jobId, rejection });
+  const idProblem = checkId(workflow.id, "workflow.id", ctx.bounds);
+  if (idProblem) return reject(null, idProblem);
+  if (typeof workflow.name !== "string" || workflow.name.length === 0) {
+    return reject(null, { code: "BELAY_INVALID_INPUT", field: "workflow.name", message: "must be a non-empty string" });
+  }
+  if (workflow.name.length > ctx.bounds.jobNameLength) {
+    return reject(null, boundRejection("BELAY_JOB_NAME_TOO_LONG", "workflow.name", ctx.bounds.jobNameLength, workflow.name.length));
+  }
+  if (!Array.isArray(workflow.jobs) || workflow.jobs.length === 0) {
+    return reject(null, { code: "BELAY_INVALID_INPUT", field: "workflow.jobs", message: "must hold at least one job" });
+  }
+  if (workflow.jobs.length > ctx.bounds.workflowJobs) {
+    return reject(null, boundRejection("BELAY_WORKFLOW_TOO_LARGE", "workflow.jobs", ctx.bounds.workflowJobs, workflow.jobs.length));
+  }
+  return null;
+}
+
+/** The members in parent-before-child order, or the rejection: fields, ids, containment, cycles. */
+function planMembers(
+  ctx: StoreContext,
+  workflow: NewWorkflow,
+  taken: ReadonlySet<string>,
+): { ok: true; members: NormalizedNewJob[] } | { ok: false; result: Rejected } {
+  const reject = (jobId: string | null, rejection: Rejected["rejection"]) =>
+    ({ ok: false, result: { status: "rejected", jobId, rejection } }) as const;
+  const members = new Map<string, NormalizedNewJob>();
+  for (const [i, raw] of workflow.jobs.entries()) {
+    const checked = validateNewJob(raw, ctx.bounds);
+    if (!checked.ok) return reject(typeof raw?.id === "string" ? raw.id : null, checked.rejection);
+    const { job } = checked;
+    if (members.has(job.id)) {
+      return reject(job.id, { code: "BELAY_INVALID_INPUT", field: `workflow.jobs[${i}].id`, message: "repeats another member's id" });
+    }
+    if (taken.has(job.id)) {
+      return reject(job.id, { code: "BELAY_JOB_EXISTS", field: `workflow.jobs[${i}].id`, message: `job ${job.id} already exists` });
+    }
+    members.set(job.id, job);
+  }
+  for (const job of members.values()) {
+    for (const parentId of job.parentIds) {
+      if (!members.has(parentId)) {
+        return reject(job.id, {
+          code: "BELAY_WORKFLOW_CONTAINMENT",
+          field: "parentIds",
+          parentId,
+          message: `parent ${parentId} is not a member of workflow ${workflow.id}`,
+        });
+      }
+    }
+  }
+  const ordered: NormalizedNewJob[] = [];
+  const placed = new Set<string>();
+  while (ordered.length < members.size) {
+    const ready = [...members.values()].filter((j) => !placed.has(j.id) && j.parentIds.every((p) => placed.has(p)));
+    if (ready.length === 0) {
+      const stuck = [...members.values()].find((j) => !placed.has(j.id))!;
+      return reject(stuck.id, { code: "BELAY_INVALID_INPUT", field: "parentIds", message: "the workflow's parent edges form a cycle" });
+    }
+    for (const job of ready) {
+      ordered.push(job);
+      placed.add(job.id);
+    }
+  }
+  return { ok: true, members: ordered };
+}
+
+const TAKEN = (S: string) => `
+SELECT 'workflow' AS kind, id FROM ${S}.workflows WHERE id = $1
+UNION ALL
+SELECT 'job', id FROM ${S}.jobs WHERE id = ANY($2::text[])`;
+
+const INSERT_WORKFLOW = (S: string) =>
+  `INSERT INTO ${S}.workflows (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING seq`;
+
+/** See `JobStore.enqueueWorkflow`. */
+export async function enqueueWorkflow(ctx: StoreContext, request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult> {
+  const { workflow, now } = request;
+  const early = checkWorkflow(ctx, workflow);
+  if (early !== null) return early;
+  const due = new DueQueues(now);
+
+  const body = async (session: Session): Promise<EnqueueWorkflowResult> => {
+    const ids = workflow.jobs.map((j) => j?.id).filter((id): id is string => typeof id === "string");
+    const rows = await session.query(ctx.sql.get("workflowTaken", TAKEN), [workflow.id, ids]);
+    if (rows.some((r) => r["kind"] === "workflow")) return { status: "duplicate", workflowId: workflow.id };
+    const plan = planMembers(ctx, workflow, new Set(rows.map((r) => r["id"] as string)));
+    if (!plan.ok) return plan.result;
+    const [inserted] = await session.query(ctx.sql.get("insertWorkflow", INSERT_WORKFLOW), [workflow.id, workflow.name, now]);
+    if (inserted === undefined) return { status: "duplicate", workflowId: workflow.id };
+    await session.step("workflow row inserted");
+    const states = new Map<string, number>();
+    const planned: PlannedInsert[] = plan.members.map((job) => {
+      const initial = initialState(job, (id) => states.get(id)!);
+      states.set(job.id, initial.state);
+      return { job, ...initial, scheduleId: null, workflowId: workflow.id };
+    });
+    const outcomes = await insertJobs(session, ctx.sql, planned, now, ctx.history);
+    const taken = planned.find((_, i) => outcomes[i]!.seq === null);
+    if (taken !== undefined) {
+      // Another writer took a member's id after the check: refuse the whole workflow.
+      throw new Error(`job ${taken.job.id} was created concurrently; retry the workflow`);
+    }
+    await session.step("members inserted");
+    const created = new Map<string, Extract<EnqueueResult, { status: "created" }>>();
+    planned.forEach((p, i) => {
+      due.add(p.job.queue, p.state, p.job.dueAt);
+      created.set(p.job.id, { id: p.job.id, status: "created", state: stateOf(p.state) as "scheduled", seq: outcomes[i]!.seq! });
+    });
+    if (session.callerTransaction && ctx.channel !== null) await notifyQueues(session, ctx.sql, ctx.channel, [...due.queues]);
+    return { status: "created", jobs: workflow.jobs.map((j) => created.get(j.id)!) };
+  };
+
+  if (request.tx !== undefined) {
+    return ctx.executor.runInCallerTransaction(request.tx as PostgresClient, "enqueueWorkflow", (r) => r.status === "created", body);
+  }
+  const result = await ctx.executor.run("enqueueWorkflow", "transaction", body);
+  if (result.status === "created") ctx.hint(due.queues);
+  return result;
+}
+
+const WORKFLOW_COLUMNS = (S: string) => `w.seq, w.id, w.name, w.created_at,
+  (SELECT coalesce(json_object_agg(m.state, m.n), '{}')::text FROM (
+     SELECT j.state, count(*) AS n FROM ${S}.jobs j WHERE j.workflow_id = w.id GROUP BY j.state) m) AS counts`;
+
+function toWorkflowRecord(row: Row): WorkflowRecord {
+  const raw = JSON.parse(row["counts"] as string) as Record<string, number>;
+  const counts: Partial<Record<JobState, number>> = {};
+  let jobCount = 0;
+  for (const [code, n] of Object.entries(raw)) {
+    counts[stateOf(Number(code))] = n;
+    jobCount += n;
+  }
+  return {
+    id: row["id"] as string,
+    name: row["name"] as string,
+    createdAt: row["created_at"] as number,
+    status: workflowStatus(counts),
+    jobCount,
+    counts,
+  };
+}
+
+const GET_WORKFLOW = (S: string) => `SELECT ${WORKFLOW_COLUMNS(S)} FROM ${S}.workflows w WHERE w.id = $1`;
+const LIST_WORKFLOWS = (S: string) => `SELECT ${WORKFLOW_COLUMNS(S)} FROM ${S}.workflows w WHERE w.seq > $1 ORDER BY w.seq LIMIT $2`;
+
+/** See `JobStore.getWorkflow`. */
+export async function getWorkflow(ctx: StoreContext, workflowId: string): Promise<WorkflowRecord | null> {
+  const [row] = await ctx.executor.run("getWorkflow", "autocommit", (s) => s.query(ctx.sql.get("getWorkflow", GET_WORKFLOW), [workflowId]));
+  return row === undefined ? null : toWorkflowRecord(row);
+}
+
+/** See `JobStore.listWorkflows`. */
+export async function listWorkflows(ctx: StoreContext, request: ListWorkflowsRequest): Promise<WorkflowPage> {
+  const limit = clampToBound(request.limit ?? ctx.bounds.monitorPage, ctx.bounds.monitorPage);
+  const after = request.after === undefined ? 0 : decodeSeqCursor(request.after);
+  const rows = await ctx.executor.run("listWorkflows", "autocommit", (s) =>
+    s.query(ctx.sql.get("listWorkflows", LIST_WORKFLOWS), [after, limit + 1]),
+  );
+  const workflows = rows.slice(0, limit).map(toWorkflowRecord);
+  const lastSeq = rows[Math.min(rows.length, limit) - 1]?.["seq"] as number | undefined;
+  return { workflows, nextCursor: rows.length > limit && lastSeq !== undefined ? encodeSeqCursor(lastSeq) : null };
+}

@@ -1,0 +1,171 @@
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresStore } from "../src/index.js";
+import { CLAIM } from "../src/sql/claim.js";
+import { INSERT_JOBS } from "../src/sql/insert-jobs.js";
+import { EXPIRE_LEASES, HEARTBEAT, RELEASE } from "../src/sql/leases.js";
+import { ADVANCE, WALK } from "../src/sql/observers.js";
+import { REPORT_OUTCOMES } from "../src/sql/outcomes.js";
+import { PURGE } from "../src/sql/retention.js";
+import { LIST_SCHEDULES, MOVE_CURSOR } from "../src/sql/schedules.js";
+import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+
+// The time-ordered scans (due claims, lease expiry, schedule minting, retention) must read their
+// indexes, in bounded batches, never the table. The table is loaded with enough rows in every
+// state that the planner's choice is meaningful, then ANALYZEd; enable_seqscan stays on. Both
+// the custom plan (first executions) and the generic plan (what a prepared statement settles
+// on) are checked.
+
+const target = await pgTarget("explain.test.ts");
+const url = target.url;
+const NOW = 1_800_000_000_000;
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  Plans?: PlanNode[];
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, () => {
+  const schema = randomSchema("explain");
+  const S = `"${schema}"`;
+  let pool: pg.Pool;
+  let client: pg.PoolClient;
+
+  beforeAll(async () => {
+    pool = testPool(url!);
+    const store = new PostgresStore({ pool, schema });
+    await store.migrate();
+    await store.close();
+    // 120,000 jobs over 20 queues: most of them finished (the usual shape of a busy queue
+    // table between purges), some due, some in the future, some leased, some waiting.
+    await pool.query(`
+      INSERT INTO ${S}.queues (queue) SELECT 'q' || g FROM generate_series(0, 19) g;
+      INSERT INTO ${S}.jobs (id, job_name, queue, state, due_at, attempt, lease_owner, lease_expires_at, enqueued_at,
+                             terminal_at, terminal_cause, schedule_id, payload, transition_count)
+      SELECT 'job-' || g, 'bench.job', 'q' || (g % 20),
+             CASE WHEN g % 100 < 80 THEN 3 WHEN g % 100 < 84 THEN 4 WHEN g % 100 < 86 THEN 5 WHEN g % 100 < 87 THEN 6
+                  WHEN g % 100 < 97 THEN 0 WHEN g % 100 < 99 THEN 2 ELSE 1 END,
+             ${NOW} - 86400000 + g * 1000,
+             CASE WHEN g % 100 BETWEEN 97 AND 98 THEN 1 ELSE 0 END,
+             CASE WHEN g % 100 BETWEEN 97 AND 98 THEN 'w' END,
+             CASE WHEN g % 100 BETWEEN 97 AND 98 THEN ${NOW} - 60000 + g * 10 END,
+             ${NOW} - 86400000,
+             CASE WHEN g % 100 < 87 THEN ${NOW} - 86400000 + g * 1000 END,
+             CASE WHEN g % 100 < 87 THEN 'done' END,
+             CASE WHEN g % 10 = 0 THEN 'sched-' || (g % 50) END,
+             '{"n":' || g || '}', 1
+      FROM generate_series(1, 120000) g;
+      INSERT INTO ${S}.schedules (id, cron, time_zone, job_name, queue, payload, tags, catch_up, no_overlap, cursor, created_at, updated_at)
+      SELECT 'sched-' || g, '* * * * *', 'UTC', 'bench.job', 'q0', '{}', '[]', 'skip', false, ${NOW}, ${NOW}, ${NOW}
+      FROM generate_series(0, 4999) g;
+      INSERT INTO ${S}.transitions (xid, job_seq, ordinal, at, state, attempt)
+      SELECT (1000 + g / 3)::text::xid8, g, 1, ${NOW}, g % 7, 1 FROM generate_series(1, 120000) g;
+      INSERT INTO ${S}.observers (id, states, cursor_xid, cursor_position)
+      VALUES ('alerts', '{5}', '30000', 90000);
+      ANALYZE ${S}.jobs; ANALYZE ${S}.queues; ANALYZE ${S}.schedules; ANALYZE ${S}.transitions;
+    `);
+    client = await pool.connect();
+  });
+
+  afterAll(async () => {
+    client?.release();
+    if (pool) {
+      await dropSchema(pool, schema);
+      await pool.end();
+    }
+    await target.stop();
+  });
+
+  /** The plan of `text` with `values`: custom (values bound) or generic (as a prepared statement settles). */
+  async function plan(text: string, values: unknown[], mode: "custom" | "generic"): Promise<PlanNode[]> {
+    await client.query(`SET plan_cache_mode = ${mode === "custom" ? "force_custom_plan" : "force_generic_plan"}`);
+    await client.query("DEALLOCATE ALL");
+    const args = values.map((v) => literal(v)).join(", ");
+    await client.query(`PREPARE explained AS ${text}`);
+    const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE explained${values.length > 0 ? `(${args})` : ""}`);
+    await client.query("DEALLOCATE explained");
+    return nodes((rows[0]["QUERY PLAN"] as { Plan: PlanNode }[])[0]!.Plan);
+  }
+
+  /** An SQL literal of unknown type, so PostgreSQL coerces it to the parameter's type. */
+  function literal(value: unknown): string {
+    if (value === null) return "NULL";
+    if (Array.isArray(value)) {
+      const items = value.map((v) => (v === null ? "NULL" : typeof v === "string" ? `"${v.replace(/["\\]/g, "\\$&")}"` : String(v)));
+      return client.escapeLiteral(`{${items.join(",")}}`);
+    }
+    return client.escapeLiteral(String(value));
+  }
+
+  /** A one-line outline of a plan, for failure messages. */
+  function outline(planNodes: PlanNode[]): string {
+    return planNodes.map((n) => [n["Node Type"], n["Relation Name"], n["Index Name"]].filter(Boolean).join(" ")).join(" | ");
+  }
+
+  /** The tables that grow with the number of jobs: none may be read whole. */
+  const GROWING = new Set(["jobs", "transitions", "job_tags", "job_outputs", "job_edges"]);
+
+  function expectIndexed(planNodes: PlanNode[], index: string): void {
+    const seqScans = planNodes.filter((n) => GROWING.has(n["Relation Name"] ?? "") && n["Node Type"] === "Seq Scan");
+    expect(seqScans.length, `no sequential scan of a growing table in: ${outline(planNodes)}`).toBe(0);
+    expect(planNodes.map((n) => n["Index Name"]), `reads ${index}: ${outline(planNodes)}`).toContain(index);
+  }
+
+  for (const mode of ["custom", "generic"] as const) {
+    it(`claim reads the due-jobs index (${mode} plan)`, async () => {
+      const values = [["q3", "q7"], [], 32, NOW, "w1", 60_000, true, 64];
+      expectIndexed(await plan(CLAIM(S), values, mode), "jobs_due");
+    });
+
+    it(`lease expiry reads the leased-jobs index, for named queues and for all (${mode} plan)`, async () => {
+      const retry = [10, [1000, 2000]];
+      expectIndexed(await plan(EXPIRE_LEASES(S), [["q1", "q2"], NOW, 32, ...retry, true, 64, false], mode), "jobs_leased");
+      expectIndexed(await plan(EXPIRE_LEASES(S), [null, NOW, 32, ...retry, true, 64, false], mode), "jobs_leased");
+    });
+
+    it(`retention reads each class's terminal-time index (${mode} plan)`, async () => {
+      expectIndexed(await plan(PURGE(S, "3, 4"), [NOW - 3_600_000, 500], mode), "jobs_ended_succeeded_cancelled");
+      expectIndexed(await plan(PURGE(S, "5, 6"), [NOW - 3_600_000, 500], mode), "jobs_ended_dead_quarantined");
+    });
+
+    it(`minting moves a cursor by primary key and probes live instances by the schedule index (${mode} plan)`, async () => {
+      const cas = await plan(MOVE_CURSOR(S), ["sched-7", NOW, NOW + 60_000, [NOW + 1000], 32], mode);
+      expect(cas.map((n) => n["Index Name"]), outline(cas)).toContain("schedules_pkey");
+      expectIndexed(await plan(LIST_SCHEDULES(S), [], mode), "jobs_schedule");
+    });
+
+    it(`an observer walks the log from its cursor by the (xid, position) key (${mode} plan)`, async () => {
+      expectIndexed(await plan(WALK(S), ["alerts", 32], mode), "transitions_pkey");
+      expectIndexed(await plan(ADVANCE(S), ["alerts"], mode), "transitions_pkey");
+    });
+
+    // The hot path besides claims: none of it may scan a growing table either.
+    const ids = Array.from({ length: 32 }, (_, i) => `job-${i * 100 + 97}`);
+    it(`an outcome batch finds its jobs by id (${mode} plan)`, async () => {
+      const n = ids.length;
+      const column = <T>(v: T) => Array.from({ length: n }, () => v);
+      const values = [ids, column("w"), column(1), column(0), column(null), column(null), column(null), column(null), column(null), column(true), NOW, true, 64, true, 32];
+      expectIndexed(await plan(REPORT_OUTCOMES(S), values, mode), "jobs_id_key");
+    });
+
+    it(`a heartbeat and a release find their jobs by id (${mode} plan)`, async () => {
+      expectIndexed(await plan(HEARTBEAT(S), [ids, ids.map(() => 1), "w", NOW, 60_000], mode), "jobs_id_key");
+      expectIndexed(await plan(RELEASE(S), [ids, ids.map(() => 1), "w", NOW, true, 64], mode), "jobs_id_key");
+    });
+
+    it(`an enqueue batch checks ids and parents by index (${mode} plan)`, async () => {
+      const n = 100;
+      const column = <T>(v: T) => Array.from({ length: n }, () => v);
+      const fresh = Array.from({ length: n }, (_, i) => `fresh-${i}`);
+      const values = [fresh, column("bench.job"), column("q1"), column("{}"), column(NOW), column(0), column(0), column(null), column(null),
+        column(0), column(null), column(null), column(null), column(null), NOW, true, ["fresh-1"], ["job-5"], column(false)];
+      expectIndexed(await plan(INSERT_JOBS(S), values, mode), "jobs_id_key");
+    });
+  }
+});

@@ -1,0 +1,57 @@
+import type { JobStore } from "@belay/contract";
+import { type CreateStoreOptions, runStoreConformance } from "@belay/conformance";
+import type pg from "pg";
+import { afterAll, describe } from "vitest";
+import { PostgresStore } from "../src/index.js";
+import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+
+const target = await pgTarget("postgres-conformance.test.ts");
+const url = target.url;
+
+describe.skipIf(url === undefined)(`postgres conformance (${target.reason})`, () => {
+  // Stores share one pool; each store owns a fresh schema, dropped after its test.
+  const pool: pg.Pool = testPool(url ?? "postgres://unused", 20);
+  // Caller transactions come from a pool of their own, as an application's would.
+  const appPool: pg.Pool = testPool(url ?? "postgres://unused", 10);
+  const options = new WeakMap<JobStore, CreateStoreOptions>();
+
+  afterAll(async () => {
+    await pool.end();
+    await appPool.end();
+    await target.stop();
+  });
+
+  runStoreConformance({
+    name: "postgres",
+    createStore: async (storeOptions) => {
+      const store = new PostgresStore({ pool, schema: randomSchema("conf"), ...storeOptions });
+      await store.migrate();
+      options.set(store, storeOptions);
+      return store;
+    },
+    destroyStore: async (store) => {
+      await store.close();
+      await dropSchema(pool, (store as PostgresStore).schema);
+    },
+    hooks: {
+      setStepHook: (store, hook) => (store as PostgresStore).setStepHook(hook),
+      beginTransaction: async () => {
+        const client = await appPool.connect();
+        await client.query("BEGIN");
+        let released = false;
+        const finish = async (sql: string) => {
+          try {
+            await client.query(sql);
+          } finally {
+            if (!released) client.release();
+            released = true;
+          }
+        };
+        return { tx: client, commit: () => finish("COMMIT"), rollback: () => finish("ROLLBACK") };
+      },
+      // A second process: its own pool, the same schema, the same options.
+      openPeer: async (store) =>
+        new PostgresStore({ connectionString: url!, maxConnections: 4, schema: (store as PostgresStore).schema, ...options.get(store) }),
+    },
+  });
+});

@@ -1,0 +1,265 @@
+import { type JobStore, type NewJob, isBelayError } from "@belay/contract";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresStore } from "../src/index.js";
+import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+
+// What the conformance suite cannot know about this adapter: its configuration, the caller's
+// own pg transactions (savepoints, commit-time hints), retriable faults and schema versions.
+
+const target = await pgTarget("postgres-store.test.ts");
+const url = target.url;
+const T = 1_800_000_000_000;
+
+function job(id: string, fields: Partial<NewJob> = {}): NewJob {
+  return { id, jobName: "test.job", queue: "default", payload: "{}", dueAt: T, ...fields };
+}
+
+async function codeOf(action: () => Promise<unknown>): Promise<string | undefined> {
+  try {
+    await action();
+    return undefined;
+  } catch (error) {
+    if (isBelayError(error)) return error.code;
+    throw error;
+  }
+}
+
+describe("postgres store configuration", () => {
+  const pool = { connect: async () => Promise.reject(new Error("unused")), end: async () => {} };
+
+  it("accepts a plain schema identifier of up to 63 bytes, and refuses anything else naming the field", () => {
+    expect(new PostgresStore({ pool, schema: "a".repeat(63) }).schema).toBe("a".repeat(63));
+    expect(new PostgresStore({ pool }).schema).toBe("belay");
+    for (const schema of ["a".repeat(64), "é".repeat(32), "1abc", "a-b", 'a"b', "", "a b"]) {
+      expect(() => new PostgresStore({ pool, schema }), schema).toThrow(expect.objectContaining({ code: "BELAY_INVALID_INPUT", field: "schema" }));
+    }
+  });
+
+  it("takes exactly one of pool and connectionString", () => {
+    expect(() => new PostgresStore({})).toThrow(expect.objectContaining({ field: "pool" }));
+    expect(() => new PostgresStore({ pool, connectionString: "postgres://x" })).toThrow(expect.objectContaining({ field: "pool" }));
+  });
+
+  it("declares its capabilities; hints are on by default and subscribeHints exists only with them", () => {
+    const store = new PostgresStore({ pool });
+    expect(store.capabilities).toMatchObject({ name: "postgres", transactionalEnqueue: true, wakeUpHints: true });
+    expect(typeof store.subscribeHints).toBe("function");
+    const quiet = new PostgresStore({ pool, hints: false });
+    expect(quiet.capabilities.wakeUpHints).toBe(false);
+    expect(quiet.subscribeHints).toBeUndefined();
+  });
+});
+
+describe.skipIf(url === undefined)(`postgres store against a database (${target.reason})`, () => {
+  let pool: pg.Pool;
+  const schemas: string[] = [];
+  const stores: JobStore[] = [];
+
+  beforeAll(() => {
+    pool = testPool(url!);
+  });
+
+  afterAll(async () => {
+    for (const store of stores) await store.close();
+    for (const schema of schemas) await dropSchema(pool, schema);
+    await pool?.end();
+    await target.stop();
+  });
+
+  async function freshStore(options: { pool?: pg.Pool; hints?: boolean } = {}): Promise<PostgresStore> {
+    const schema = randomSchema("store");
+    schemas.push(schema);
+    const store = new PostgresStore({ pool: options.pool ?? pool, schema, hints: options.hints ?? false });
+    await store.migrate();
+    stores.push(store);
+    return store;
+  }
+
+  describe("enqueue inside the caller's pg transaction", () => {
+    it("refuses a client with no open transaction, and one whose transaction failed", async () => {
+      const store = await freshStore();
+      const client = await pool.connect();
+      try {
+        expect(await codeOf(() => store.enqueue({ jobs: [job("a")], now: T, tx: client }))).toBe("BELAY_INVALID_TRANSACTION");
+        await client.query("BEGIN");
+        await client.query("SELECT 1/0").catch(() => undefined);
+        expect(await codeOf(() => store.enqueue({ jobs: [job("a")], now: T, tx: client }))).toBe("BELAY_INVALID_TRANSACTION");
+        await client.query("ROLLBACK");
+        expect(await codeOf(() => store.enqueue({ jobs: [job("a")], now: T, tx: {} }))).toBe("BELAY_INVALID_TRANSACTION");
+      } finally {
+        client.release();
+      }
+      expect(await store.getJob("a")).toBeNull();
+    });
+
+    it("a refused batch rolls back to its savepoint and leaves the caller's transaction usable", async () => {
+      const store = await freshStore();
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query("CREATE TEMP TABLE mine (v int) ON COMMIT DROP");
+        await client.query("INSERT INTO mine VALUES (1)");
+        const refused = await store.enqueue({ jobs: [job("ok"), job("big", { payload: "x".repeat(70_000) })], now: T, tx: client });
+        expect(refused.map((r) => r.status)).toEqual(["notWritten", "rejected"]);
+        await client.query("INSERT INTO mine VALUES (2)");
+        expect((await store.enqueue({ jobs: [job("kept")], now: T, tx: client }))[0]).toMatchObject({ status: "created" });
+        const { rows } = await client.query("SELECT count(*)::int AS n FROM mine");
+        expect(rows[0].n).toBe(2);
+        await client.query("COMMIT");
+      } finally {
+        client.release();
+      }
+      expect(await store.getJob("ok")).toBeNull();
+      expect(await store.getJob("kept")).toMatchObject({ state: "scheduled" });
+    });
+
+    it("the caller's own savepoints decide: a rolled-back savepoint takes its jobs with it", async () => {
+      const store = await freshStore();
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        await store.enqueue({ jobs: [job("before")], now: T, tx: client });
+        await client.query("SAVEPOINT mine");
+        await store.enqueue({ jobs: [job("inside"), job("child", { parentIds: ["before"] })], now: T, tx: client });
+        await client.query("ROLLBACK TO SAVEPOINT mine");
+        await store.enqueue({ jobs: [job("after")], now: T, tx: client });
+        await client.query("COMMIT");
+      } finally {
+        client.release();
+      }
+      const ids = (await store.listJobs()).jobs.map((j) => j.id);
+      expect(ids).toEqual(["before", "after"]);
+      expect(await store.getDependencies("before")).toEqual({ parents: [], children: [] });
+    });
+
+    it("a hint from inside the caller's transaction is heard at its commit, never before", async () => {
+      const store = await freshStore({ hints: true });
+      const heard: string[] = [];
+      const unsubscribe = store.subscribeHints!((queue) => heard.push(queue));
+      try {
+        const deadline = Date.now() + 5_000;
+        while (!store.listening && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+        const client = await pool.connect();
+        try {
+          await client.query("BEGIN");
+          await store.enqueue({ jobs: [job("now", { queue: "mail", dueAt: T })], now: T, tx: client });
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          expect(heard, "nothing is heard before the commit").toEqual([]);
+          await client.query("COMMIT");
+        } finally {
+          client.release();
+        }
+        const until = Date.now() + 2_000;
+        while (heard.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(heard).toEqual(["mail"]);
+      } finally {
+        unsubscribe();
+      }
+    });
+  });
+
+  it("hints after the store's own commits carry any queue name intact", async () => {
+    const store = await freshStore({ hints: true });
+    const heard: string[] = [];
+    const unsubscribe = store.subscribeHints!((queue) => heard.push(queue));
+    try {
+      const deadline = Date.now() + 5_000;
+      while (!store.listening && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      const queues = ["it's", "back\\slash", "mail"];
+      await store.enqueue({ jobs: queues.map((queue, i) => job(`q${i}`, { queue })), now: T });
+      await store.enqueue({ jobs: [job("later", { queue: "future", dueAt: T + 60_000 })], now: T });
+      const until = Date.now() + 2_000;
+      while (heard.length < queues.length && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect([...heard].sort(), "due queues only, each name intact").toEqual([...queues].sort());
+    } finally {
+      unsubscribe();
+    }
+  });
+
+  describe("retriable faults", () => {
+    it("a lock wait past lock_timeout is a TransientStoreError and commits nothing", async () => {
+      const impatient = testPool(url!, 2);
+      impatient.on("connect", (client) => void client.query("SET lock_timeout = '100ms'"));
+      try {
+        const store = await freshStore({ pool: impatient });
+        await store.enqueue({ jobs: [job("held")], now: T });
+        const holder = await pool.connect();
+        try {
+          await holder.query("BEGIN");
+          await holder.query(`SELECT 1 FROM "${store.schema}".jobs WHERE id = 'held' FOR UPDATE`);
+          expect(await codeOf(() => store.cancelJob({ jobId: "held", actor: "ops", now: T }))).toBe("BELAY_TRANSIENT_STORE");
+          await holder.query("ROLLBACK");
+        } finally {
+          holder.release();
+        }
+        expect(await store.getJob("held")).toMatchObject({ state: "scheduled" });
+        expect((await store.listAuditRecords()).records).toEqual([]);
+      } finally {
+        await impatient.end();
+      }
+    });
+
+    it("a connection killed mid-operation is a TransientStoreError, commits nothing, and the pool recovers", async () => {
+      const store = await freshStore();
+      await store.enqueue({ jobs: [job("a"), job("b")], now: T });
+      let pid = 0;
+      store.setStepHook(async (point) => {
+        if (point.operation !== "claim" || pid !== 0) return;
+        const { rows } = await pool.query(
+          `SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE '%${store.schema}%' ORDER BY backend_start DESC LIMIT 1`,
+        );
+        pid = rows[0].pid as number;
+        await pool.query("SELECT pg_terminate_backend($1)", [pid]);
+      });
+      expect(await codeOf(() => store.claim({ workerId: "w", queues: ["default"], max: 5, leaseMs: 60_000, now: T }))).toBe(
+        "BELAY_TRANSIENT_STORE",
+      );
+      store.setStepHook(null);
+      expect(pid).toBeGreaterThan(0);
+      expect((await store.listJobs({ states: ["leased"] })).jobs).toEqual([]);
+      const { jobs } = await store.claim({ workerId: "w", queues: ["default"], max: 5, leaseMs: 60_000, now: T });
+      expect(jobs.map((j) => j.id).sort()).toEqual(["a", "b"]);
+    });
+  });
+
+  describe("schema versions", () => {
+    it("a store refuses a database migrated by a newer, incompatible version, and migrate refuses any newer one", async () => {
+      const store = await freshStore();
+      await pool.query(`INSERT INTO "${store.schema}".schema_migrations (version, requires) VALUES (2, 1)`);
+      expect(await codeOf(() => store.migrate())).toBe("BELAY_SCHEMA_VERSION_UNKNOWN");
+      // Additive (requires 1): an older store keeps working beside the newer one.
+      const older = new PostgresStore({ pool, schema: store.schema, hints: false });
+      stores.push(older);
+      expect(await older.getJob("x")).toBeNull();
+      await pool.query(`INSERT INTO "${store.schema}".schema_migrations (version, requires) VALUES (3, 3)`);
+      const stranger = new PostgresStore({ pool, schema: store.schema, hints: false });
+      stores.push(stranger);
+      expect(await codeOf(() => stranger.getJob("x"))).toBe("BELAY_SCHEMA_VERSION_UNKNOWN");
+    });
+
+    it("a store used before any migration says so", async () => {
+      const schema = randomSchema("none");
+      const store = new PostgresStore({ pool, schema, hints: false });
+      stores.push(store);
+      expect(await codeOf(() => store.getJob("x"))).toBe("BELAY_SCHEMA_NOT_MIGRATED");
+      schemas.push(schema);
+      await store.migrate();
+      expect(await store.getJob("x")).toBeNull();
+    });
+  });
+
+  it("the store made from a connection string ends its own pool on close; a given pool stays open", async () => {
+    const schema = randomSchema("owned");
+    schemas.push(schema);
+    const owned = new PostgresStore({ connectionString: url!, schema, hints: false });
+    await owned.migrate();
+    await owned.close();
+    expect(await codeOf(() => owned.getJob("x"))).toBe("BELAY_STORE_CLOSED");
+    const given = new PostgresStore({ pool, schema, hints: false });
+    await given.close();
+    expect((await pool.query("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
+  });
+});
+

@@ -1,0 +1,248 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresStore } from "../src/index.js";
+import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+
+// Real processes on one database, importing the built package (dist/, built here first):
+// concurrent migrations, a multi-process drain under a concurrency limit, and a SIGKILL
+// mid-drain followed by recovery.
+
+const target = await pgTarget("processes.test.ts");
+const url = target.url;
+const packageDir = fileURLToPath(new URL("..", import.meta.url));
+const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+
+interface Child {
+  readonly process: ChildProcess;
+  readonly lines: string[];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves once a printed line satisfies `match`. */
+  waitFor(match: (line: string) => boolean): Promise<void>;
+}
+
+function start(script: string, args: string[], env: Record<string, string> = {}): Child {
+  const child = spawn(process.execPath, [fixture(script), ...args], {
+    cwd: packageDir,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const waiters: { match: (line: string) => boolean; resolve: () => void }[] = [];
+  let partial = "";
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    partial += chunk;
+    const complete = partial.split("\n");
+    partial = complete.pop()!;
+    for (const line of complete) {
+      lines.push(line);
+      for (const waiter of [...waiters]) {
+        if (waiter.match(line)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve();
+        }
+      }
+    }
+  });
+  let stderr = "";
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => {
+      if (code !== 0 && signal === null) console.error(`[${script}] exited ${code}:\n${stderr}`);
+      resolve({ code, signal });
+    }),
+  );
+  return {
+    process: child,
+    lines,
+    exited,
+    waitFor: (match) =>
+      lines.some(match) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ match, resolve })),
+  };
+}
+
+function summaryOf(child: Child): { applied: number; stale: number; expired: number; intervals: [number, number, string][] } {
+  const line = child.lines.find((l) => l.startsWith("summary "));
+  expect(line, "the child printed its summary").toBeDefined();
+  return JSON.parse(line!.slice("summary ".length));
+}
+
+/** The most intervals open at one instant. */
+function maxOverlap(intervals: readonly [number, number, string][]): number {
+  const events = intervals.flatMap(([from, to]) => [
+    [from, 1],
+    [to, -1],
+  ]);
+  // At equal instants, ends before starts: touching intervals do not overlap.
+  events.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
+  let open = 0;
+  let max = 0;
+  for (const [, delta] of events) max = Math.max(max, (open += delta!));
+  return max;
+}
+
+describe.skipIf(url === undefined)(`postgres across processes (${target.reason})`, () => {
+  let pool: pg.Pool;
+  const schemas: string[] = [];
+
+  beforeAll(() => {
+    // The children import what would be published.
+    execFileSync("npx", ["tsup"], { cwd: packageDir, stdio: "ignore" });
+    pool = testPool(url!);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const schema of schemas) await dropSchema(pool, schema);
+    await pool?.end();
+    await target.stop();
+  });
+
+  async function migratedStore(prefix: string): Promise<{ store: PostgresStore; schema: string }> {
+    const schema = randomSchema(prefix);
+    schemas.push(schema);
+    const store = new PostgresStore({ pool, schema, hints: false });
+    await store.migrate();
+    return { store, schema };
+  }
+
+  it("five processes migrating an empty schema at once all succeed, and it is created once", async () => {
+    const schema = randomSchema("migrate");
+    schemas.push(schema);
+    const startAt = String(Date.now() + 1_500);
+    const children = Array.from({ length: 5 }, () => start("migrate-child.mjs", [url!, schema, startAt]));
+    const exits = await Promise.all(children.map((c) => c.exited));
+    expect(exits.map((e) => e.code)).toEqual([0, 0, 0, 0, 0]);
+    const results = children.map((c) => JSON.parse(c.lines[0]!) as { ok: boolean; fromVersion: number; toVersion: number });
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(results.filter((r) => r.fromVersion === 0), "exactly one process created the schema").toHaveLength(1);
+    expect(results.every((r) => r.toVersion === 1)).toBe(true);
+    const { rows } = await pool.query(`SELECT version FROM "${schema}".schema_migrations`);
+    expect(rows).toEqual([{ version: 1 }]);
+  }, 60_000);
+
+  it("four worker processes drain 20,000 jobs, each succeeding exactly once, never over a limit of 3", async () => {
+    const { store, schema } = await migratedStore("drain");
+    const T = Date.now();
+    for (let i = 0; i < 20_000; i += 1_000) {
+      const jobs = Array.from({ length: 1_000 }, (_, k) => {
+        const n = i + k;
+        return { id: `job-${n}`, jobName: "drain.job", queue: n % 100 < 2 ? "limited" : "bulk", payload: `{"n":${n}}`, dueAt: T };
+      });
+      const results = await store.enqueue({ jobs, now: T });
+      expect(results.every((r) => r.status === "created")).toBe(true);
+    }
+    await store.setConcurrencyLimit({ queue: "limited", limit: 3, actor: "test", now: T });
+
+    // A sampler watching the committed state from outside, besides the children's own intervals.
+    let sampling = true;
+    let sampledMax = 0;
+    const sampler = (async () => {
+      while (sampling) {
+        const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".jobs WHERE queue = 'limited' AND state = 2`);
+        sampledMax = Math.max(sampledMax, rows[0].n as number);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+
+    const children = Array.from({ length: 4 }, (_, w) =>
+      start("drain-child.mjs", [], {
+        URL: url!,
+        SCHEMA: schema,
+        WORKER_ID: `w${w}`,
+        QUEUES: "limited,bulk",
+        LIMITED_QUEUE: "limited",
+        LIMITED_SLEEP_MS: "15",
+        IDLE_ROUNDS: "20",
+      }),
+    );
+    const exits = await Promise.all(children.map((c) => c.exited));
+    sampling = false;
+    await sampler;
+    expect(exits.map((e) => e.code)).toEqual([0, 0, 0, 0]);
+
+    const summaries = children.map(summaryOf);
+    expect(summaries.reduce((n, s) => n + s.applied, 0), "outcomes applied across processes").toBe(20_000);
+    expect(summaries.reduce((n, s) => n + s.stale, 0), "stale outcomes").toBe(0);
+    expect(summaries.filter((s) => s.applied > 0).length, "every process did some of the work").toBe(4);
+
+    const [counts] = (
+      await pool.query(`SELECT count(*) FILTER (WHERE state = 3)::int AS succeeded, count(*) FILTER (WHERE attempt <> 1)::int AS retried,
+                               count(*)::int AS total FROM "${schema}".jobs`)
+    ).rows;
+    expect(counts).toEqual({ succeeded: 20_000, retried: 0, total: 20_000 });
+    const [log] = (
+      await pool.query(`SELECT count(*) FILTER (WHERE state = 2)::int AS claims, count(*) FILTER (WHERE state = 3)::int AS successes,
+                               count(DISTINCT job_seq) FILTER (WHERE state = 3)::int AS jobs FROM "${schema}".transitions`)
+    ).rows;
+    expect(log, "one claim and one success recorded per job").toEqual({ claims: 20_000, successes: 20_000, jobs: 20_000 });
+
+    const limitedIntervals = summaries.flatMap((s) => s.intervals);
+    expect(limitedIntervals).toHaveLength(400);
+    const overlap = maxOverlap(limitedIntervals);
+    console.info(`[drain] limited queue: at most ${overlap} running at once across processes (sampled leased max ${sampledMax})`);
+    expect(overlap, "handlers of the limited queue running at once").toBeLessThanOrEqual(3);
+    expect(sampledMax, "leased jobs of the limited queue seen by the sampler").toBeLessThanOrEqual(3);
+    await store.close();
+  }, 300_000);
+
+  it("a worker killed mid-drain loses no acknowledged enqueue, and recovery records one outcome per job", async () => {
+    const { store, schema } = await migratedStore("crash");
+    const leaseMs = 30_000;
+    const victim = start("drain-child.mjs", [], {
+      URL: url!,
+      SCHEMA: schema,
+      WORKER_ID: "victim",
+      QUEUES: "crash",
+      LEASE_MS: String(leaseMs),
+      HANDLER_SLEEP_MS: "200",
+      PRODUCE: "4000",
+      IDLE_ROUNDS: "1000",
+    });
+    let applied = 0;
+    let acked = 0;
+    // Kill it right after a claim returns (those jobs are leased, their outcomes never come)
+    // once it has both acknowledged and finished a good share of its work.
+    await victim.waitFor((line) => {
+      if (line.startsWith("ack ")) acked += line.slice(4).split(",").length;
+      if (line.startsWith("applied ")) applied += Number(line.split(" ")[1]);
+      return line.startsWith("claimed ") && applied >= 300 && acked >= 1_000;
+    });
+    victim.process.kill("SIGKILL");
+    expect((await victim.exited).signal).toBe("SIGKILL");
+
+    const acknowledged = victim.lines.filter((l) => l.startsWith("ack ")).flatMap((l) => l.slice(4).split(","));
+    const { rows: present } = await pool.query(`SELECT id FROM "${schema}".jobs WHERE id = ANY($1::text[])`, [acknowledged]);
+    expect(present.length, "every acknowledged enqueue survived the kill").toBe(acknowledged.length);
+    const { rows: inFlight } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".jobs WHERE state = 2`);
+    expect(inFlight[0].n, "the victim died holding leases").toBeGreaterThan(0);
+
+    // A new worker whose clock is past every lease the victim held.
+    const recovery = start("drain-child.mjs", [], {
+      URL: url!,
+      SCHEMA: schema,
+      WORKER_ID: "recovery",
+      QUEUES: "crash",
+      NOW_OFFSET_MS: String(leaseMs + 5_000),
+      EXPIRE: "1",
+      IDLE_ROUNDS: "10",
+    });
+    expect((await recovery.exited).code).toBe(0);
+    expect(summaryOf(recovery).expired, "the recovery worker expired the victim's leases").toBeGreaterThan(0);
+
+    const [states] = (
+      await pool.query(`SELECT count(*)::int AS total, count(*) FILTER (WHERE state >= 3)::int AS terminal,
+                               count(*) FILTER (WHERE attempt = 2)::int AS expired FROM "${schema}".jobs`)
+    ).rows;
+    expect(states.total).toBeGreaterThanOrEqual(acknowledged.length);
+    expect(states.terminal, "every job reached a terminal state").toBe(states.total);
+    expect(states.expired).toBe(inFlight[0].n);
+    const { rows: doubled } = await pool.query(
+      `SELECT job_seq, count(*)::int AS n FROM "${schema}".transitions WHERE state >= 3 GROUP BY job_seq HAVING count(*) <> 1`,
+    );
+    expect(doubled, "no job has more than one terminal transition").toEqual([]);
+    const { rows: ended } = await pool.query(`SELECT count(DISTINCT job_seq)::int AS n FROM "${schema}".transitions WHERE state >= 3`);
+    expect(ended[0].n, "every job has its terminal transition").toBe(states.total);
+    await store.close();
+  }, 300_000);
+});

@@ -3,10 +3,19 @@
 // loop, same latency grid and percentile rule. A runner reads its settings from BENCH_CONFIG
 // (JSON) and writes one line `@@bench {json}` per measurement on stdout; everything else it prints
 // is passed through to the harness log.
+import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { type ChildConfig, HARNESS_APP } from "./shared.js";
 
 export { type ChildConfig, HARNESS_APP };
+
+/**
+ * The phase a piece of work belongs to. A phase that timed out is aborted: its loops stop, its
+ * waits throw and anything it would still emit is dropped, so a straggler never pollutes the
+ * next phase's numbers.
+ */
+const phaseScope = new AsyncLocalStorage<AbortController>();
+const aborted = (): boolean => phaseScope.getStore()?.signal.aborted ?? false;
 
 export const cfg: ChildConfig = JSON.parse(process.env["BENCH_CONFIG"] ?? "null") as ChildConfig;
 if (cfg === null) throw new Error("BENCH_CONFIG is not set: runners are started by src/main.ts");
@@ -36,6 +45,7 @@ export async function waitFor(
 ): Promise<number> {
   const t0 = now();
   for (;;) {
+    if (aborted()) throw new Error(`phase aborted while waiting for ${what}`);
     if (await pred()) return now();
     if (now() - t0 > timeoutMs) throw new Error(`timeout after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
     await sleep(intervalMs);
@@ -48,7 +58,7 @@ export async function limited(total: number, conc: number, fn: (i: number) => Pr
   const lanes = Array.from({ length: Math.min(conc, total) }, async () => {
     for (;;) {
       const i = next++;
-      if (i >= total) return;
+      if (i >= total || aborted()) return;
       await fn(i);
     }
   });
@@ -85,6 +95,7 @@ export interface Roles {
 }
 
 export function emit(phase: string, variant: string, data: Record<string, unknown>): void {
+  if (aborted()) return;
   const rec = { system: cfg.system, phase, variant, run: cfg.run, ...data };
   process.stdout.write(`@@bench ${JSON.stringify(rec)}\n`);
 }
@@ -132,7 +143,7 @@ export async function runLatency(
   const n = cfg.latencyJobs;
   const start = now() + 50;
   const pending: Promise<unknown>[] = [];
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < n && !aborted(); i++) {
     const wait = start + i * cfg.latencyGapMs - now();
     if (wait > 0) await sleep(wait);
     pending.push(enqueue(i, now()));
@@ -156,15 +167,17 @@ export class PhaseRunner {
     this.#cleanups = [];
     let timer: NodeJS.Timeout | undefined;
     const started = now();
+    const scope = new AbortController();
     try {
       await Promise.race([
-        fn(),
+        phaseScope.run(scope, fn),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`phase timed out after ${Math.round(cfg.phaseTimeoutMs / 1000)} s`)), cfg.phaseTimeoutMs);
         }),
       ]);
       return true;
     } catch (error) {
+      scope.abort();
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       console.error(`[${cfg.system}] ${phase} ${variant} failed: ${message}`);
       emit(phase, variant, { ...extra, error: message, ms: Math.round(now() - started) });

@@ -52,7 +52,8 @@ export class PostgresCluster {
     return { ...process.env, PGHOST: this.sock, PGPORT: String(this.port), PGUSER: "postgres" };
   }
 
-  start(databases: readonly string[]): void {
+  /** `serverOptions`: extra `-c name=value` settings (the harness passes none: defaults only). */
+  start(databases: readonly string[], serverOptions = ""): void {
     mkdirSync(this.sock, { recursive: true });
     if (isRoot) run("chown", ["-R", "postgres", this.root]);
     this.version = run(join(this.bin, "postgres"), ["--version"]).trim();
@@ -63,7 +64,7 @@ export class PostgresCluster {
     run(
       ...asPg(join(this.bin, "pg_ctl"), [
         "-D", this.data, "-l", join(this.root, "postgres.log"), "-w", "-t", "60", "start",
-        "-o", `-c listen_addresses='' -c port=${this.port} -c unix_socket_directories=${this.sock}`,
+        "-o", `-c listen_addresses='' -c port=${this.port} -c unix_socket_directories=${this.sock} ${serverOptions}`.trim(),
       ]),
     );
     this.pid = Number(readFileSync(join(this.data, "postmaster.pid"), "utf8").split("\n")[0]);
@@ -225,6 +226,8 @@ export interface Sample {
   readonly pgCpuMs: number;
   readonly redisCpuMs: number;
   readonly redisClients: number | null;
+  /** WAL position of the cluster, bytes (cluster-wide: one system runs at a time). */
+  readonly walBytes: number;
 }
 
 const TICK_MS = 1000 / Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || 100);
@@ -290,14 +293,18 @@ export class Sampler {
   async #sample(): Promise<void> {
     let conns = 0;
     let active = 0;
-    if (this.#db !== null && this.#client !== null) {
+    let walBytes = 0;
+    if (this.#client !== null) {
       const { rows } = await this.#client.query(
-        `select count(*)::int as n, count(*) filter (where state = 'active')::int as a from pg_stat_activity
+        `select count(*)::int as n, count(*) filter (where state = 'active')::int as a,
+                pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 as wal
+           from pg_stat_activity
           where datname = $1 and backend_type = 'client backend' and coalesce(application_name, '') <> $2`,
-        [this.#db, this.harnessApp],
+        [this.#db ?? "", this.harnessApp],
       );
       conns = rows[0].n;
       active = rows[0].a;
+      walBytes = rows[0].wal;
     }
     let redisClients: number | null = null;
     if (this.#redis !== null) {
@@ -305,7 +312,7 @@ export class Sampler {
       const m = /connected_clients:(\d+)/.exec(info);
       redisClients = m ? Number(m[1]) - 1 : null;
     }
-    this.samples.push({ t: performance.timeOrigin + performance.now(), conns, active, pgCpuMs: this.#pgCpu(), redisCpuMs: this.#redisCpu(), redisClients });
+    this.samples.push({ t: performance.timeOrigin + performance.now(), conns, active, pgCpuMs: this.#pgCpu(), redisCpuMs: this.#redisCpu(), redisClients, walBytes });
   }
 
   /** Starts sampling for a child that uses database `db` (null: CPU only). */
@@ -346,7 +353,7 @@ function readdirSyncSafe(dir: string): string[] {
 }
 
 /** Linear interpolation of a cumulative counter at time t. */
-function at(samples: readonly Sample[], t: number, key: "pgCpuMs" | "redisCpuMs"): number | null {
+function at(samples: readonly Sample[], t: number, key: "pgCpuMs" | "redisCpuMs" | "walBytes"): number | null {
   if (samples.length === 0) return null;
   let prev: Sample | null = null;
   for (const s of samples) {
@@ -370,6 +377,8 @@ export function windowStats(samples: readonly Sample[], a: number, b: number) {
   const ms = b - a;
   const pgMs = pg0 === null || pg1 === null ? null : pg1 - pg0;
   const rdMs = rd0 === null || rd1 === null ? null : rd1 - rd0;
+  const w0 = at(samples, a, "walBytes");
+  const w1 = at(samples, b, "walBytes");
   const redisClients = inside.map((s) => s.redisClients).filter((x): x is number => x !== null);
   return {
     samples: inside.length,
@@ -381,6 +390,7 @@ export function windowStats(samples: readonly Sample[], a: number, b: number) {
     pg_cpu_pct: pgMs === null || ms <= 0 ? null : r1((pgMs / ms) * 100),
     redis_cpu_ms: rdMs === null ? null : Math.round(rdMs),
     redis_cpu_pct: rdMs === null || ms <= 0 ? null : r1((rdMs / ms) * 100),
+    wal_bytes: w0 === null || w1 === null ? null : Math.round(w1 - w0),
   };
 }
 

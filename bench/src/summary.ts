@@ -51,6 +51,13 @@ const conns = (r: BenchRecord, info: SystemInfo | undefined): number | null => {
   if (!s || !info || info.conns === "none") return null;
   return info.conns === "pg" ? s.conns_max : s.redis_clients_max;
 };
+/** PostgreSQL WAL written per 1,000 jobs, kB (null for systems that do not use PostgreSQL). */
+const walPer1k = (r: BenchRecord, info: SystemInfo | undefined): number | null => {
+  const s = r["server"] as { wal_bytes?: number | null } | undefined;
+  const jobs = r["jobs"];
+  if (!s || typeof s.wal_bytes !== "number" || info?.conns !== "pg" || typeof jobs !== "number" || jobs === 0) return null;
+  return s.wal_bytes / 1024 / jobs * 1000;
+};
 /** Client + server CPU per 1,000 jobs, ms. */
 const cpuPer1k = (r: BenchRecord): number | null => {
   const c = r["client_cpu_ms"];
@@ -83,11 +90,13 @@ export function metrics(concurrency: readonly number[], latencyConcurrency: numb
     out.push({ label: `process @${c}, client CPU % of a core`, better: "lower", phase: "process", concurrency: c, roleKind: "process", pick: num("client_cpu_pct") });
     out.push({ label: `process @${c}, server CPU % of a core`, better: "lower", phase: "process", concurrency: c, roleKind: "process", pick: serverCpuPct });
     out.push({ label: `process @${c}, CPU ms per 1k jobs (client+server)`, better: "lower", phase: "process", concurrency: c, roleKind: "process", pick: cpuPer1k });
+    out.push({ label: `process @${c}, PostgreSQL WAL kB per 1k jobs`, better: "lower", phase: "process", concurrency: c, roleKind: "process", pick: walPer1k });
   }
   for (const p of ["p50", "p95", "p99"]) {
     out.push({ label: `latency ${p}, ms (idle, @${latencyConcurrency})`, better: "lower", phase: "latency", roleKind: "latency", pick: num(`${p}_ms`) });
   }
   out.push({ label: "enqueue batch, CPU ms per 1k jobs (client+server)", better: "lower", phase: "enqueue_batch", pick: cpuPer1k });
+  out.push({ label: "enqueue batch, PostgreSQL WAL kB per 1k jobs", better: "lower", phase: "enqueue_batch", pick: walPer1k });
   return out;
 }
 

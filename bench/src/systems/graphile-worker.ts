@@ -41,7 +41,11 @@ const adapter: Adapter = {
       await u.release();
     }
     let utils: WorkerUtils | null = null;
-    const getUtils = async () => (utils ??= await makeWorkerUtils({ connectionString, logger }));
+    let closed = false;
+    const getUtils = async () => {
+      if (closed) throw new Error("session closed");
+      return (utils ??= await makeWorkerUtils({ connectionString, logger }));
+    };
     let runner: Runner | null = null;
     return {
       enqueue: async (payload) => (await getUtils()).addJob("noop", payload),
@@ -64,6 +68,7 @@ const adapter: Adapter = {
         return cfg.jobs - Number(rows[0].c);
       },
       async close() {
+        closed = true;
         if (runner !== null) await runner.stop();
         runner = null;
         if (utils !== null) await utils.release();

@@ -23,6 +23,8 @@ const arg = (name: string, dflt: string): string => {
 const JOBS = Number(arg("jobs", "20000"));
 const CONC = arg("concurrency", "10,50").split(",").map(Number);
 const OUT = arg("out", "");
+/** Extra session settings for the store's connections, e.g. "-c plan_cache_mode=force_generic_plan". */
+const PG_OPTIONS = arg("pg-options", "");
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -148,6 +150,22 @@ const pctl = (xs: number[], p: number) => {
 };
 const f1 = (x: number) => (Math.round(x * 10) / 10).toString();
 
+async function serverStats(jobs: number): Promise<string> {
+  if (side === null) return "";
+  const { rows } = await side.query(`
+    select calls, plans, total_plan_time, total_exec_time, rows, shared_blks_hit, shared_blks_dirtied, wal_records, wal_bytes, query
+    from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
+      and query not ilike '%pg_stat_statements%' and query not ilike 'EXPLAIN%'
+    order by total_plan_time + total_exec_time desc limit 8`);
+  const out = ["", "| server: statement (pg_stat_statements) | calls | plans | plan ms/call | exec ms/call | WAL records per 1k jobs | WAL kB per 1k jobs | dirtied blocks per 1k jobs |", "|---|---:|---:|---:|---:|---:|---:|---:|"];
+  for (const r of rows) {
+    const per1k = (x: number) => f1((Number(x) / jobs) * 1000);
+    out.push(`| ${kindOf(r.query as string)} | ${r.calls} | ${r.plans} | ${(Number(r.total_plan_time) / Math.max(1, Number(r.plans))).toFixed(3)} | ${(Number(r.total_exec_time) / Number(r.calls)).toFixed(3)} | ${per1k(r.wal_records)} | ${f1(Number(r.wal_bytes) / 1024 / jobs * 1000)} | ${per1k(r.shared_blks_dirtied)} |`);
+  }
+  await side.query("select pg_stat_statements_reset()");
+  return out.join("\n");
+}
+
 function section(title: string, wallMs: number, jobs: number): string {
   const out = [`## ${title}`, "", `${jobs} jobs in ${f1(wallMs)} ms = ${Math.round(jobs / (wallMs / 1000))} jobs/s`, ""];
   out.push("| store operation | calls | jobs/call | claim asked/call | p50 ms | p95 ms | batch-size histogram (size×calls, top 8) |", "|---|---:|---:|---:|---:|---:|---|");
@@ -180,11 +198,13 @@ process.on("SIGINT", () => {
 
 const report: string[] = [`# @belay/postgres probe — ${new Date().toISOString()}`, "", `jobs ${JOBS}, concurrency ${CONC.join(",")}`, ""];
 try {
-  cluster.start(["probe"]);
+  // pg_stat_statements (with planning time) for per-statement server cost; the probe only.
+  cluster.start(["probe"], "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on");
   const url = cluster.connectionString("probe");
   side = new pg.Client({ connectionString: url });
   await side.connect();
-  const raw = new pg.Pool({ connectionString: url, max: 10 });
+  await side.query("create extension if not exists pg_stat_statements");
+  const raw = new pg.Pool({ connectionString: PG_OPTIONS ? `${url}&options=${encodeURIComponent(PG_OPTIONS)}` : url, max: 10 });
   raw.on("error", () => undefined);
 
   let onJob: () => void = () => undefined;
@@ -203,6 +223,7 @@ try {
     const client = new Client({ store: tracedStore(store) });
     stats.clear();
     ops.clear();
+    await side!.query("select pg_stat_statements_reset()");
     explainWanted.add("enqueue (insert jobs)");
     explainLabel = "single enqueue";
     let next = 0;
@@ -213,7 +234,7 @@ try {
         await client.enqueue(noop, { i: next });
       }
     }));
-    report.push(section("enqueue one by one (10 in flight)", now() - t, JOBS));
+    report.push(section("enqueue one by one (10 in flight)", now() - t, JOBS), await serverStats(JOBS), "");
     await store.close();
   }
   // batch
@@ -222,11 +243,12 @@ try {
     const client = new Client({ store: tracedStore(store) });
     stats.clear();
     ops.clear();
+    await side!.query("select pg_stat_statements_reset()");
     explainWanted.add("enqueue (insert jobs)");
     explainLabel = "batch of 1000";
     const t = now();
     for (let s = 0; s < JOBS; s += 1000) await client.enqueueMany(Array.from({ length: Math.min(1000, JOBS - s) }, (_, k) => request(noop, { i: s + k })));
-    report.push(section("enqueue batches of 1000", now() - t, JOBS));
+    report.push(section("enqueue batches of 1000", now() - t, JOBS), await serverStats(JOBS), "");
     await store.close();
   }
   for (const c of CONC) {
@@ -236,6 +258,7 @@ try {
     await side.query("vacuum analyze belay.jobs");
     stats.clear();
     ops.clear();
+    await side.query("select pg_stat_statements_reset()");
     let done = 0;
     let first = 0;
     onJob = () => {
@@ -256,7 +279,7 @@ try {
     }
     const wall = now() - first;
     await worker.stop();
-    report.push(section(`process, poolSize ${c}`, wall, JOBS));
+    report.push(section(`process, poolSize ${c}`, wall, JOBS), await serverStats(JOBS), "");
     await store.close();
   }
   await raw.end();

@@ -91,6 +91,15 @@ export type DriverEvent =
       readonly result: ExecutionResult;
       readonly now: Instant;
     }
+  /**
+   * Several executions that ended in the same turn of the event loop, delivered together so their
+   * outcomes share one report and their slots one claim.
+   */
+  | {
+      readonly type: "finishedMany";
+      readonly executions: readonly { readonly jobId: string; readonly attempt: number; readonly result: ExecutionResult }[];
+      readonly now: Instant;
+    }
   | { readonly type: "reported"; readonly batchId: number; readonly results: readonly OutcomeResult[]; readonly now: Instant }
   | { readonly type: "reportFailed"; readonly batchId: number; readonly fault: StoreFault; readonly now: Instant }
   | { readonly type: "heartbeatAnswered"; readonly results: readonly HeartbeatResult[]; readonly now: Instant }

@@ -144,6 +144,9 @@ export class NodeDriver {
       case "finished":
         this.#onFinished(event.jobId, event.attempt, event.result, now);
         break;
+      case "finishedMany":
+        for (const { jobId, attempt, result } of event.executions) this.#onFinished(jobId, attempt, result, now);
+        break;
       case "reported":
         this.#onReported(event.results, now);
         break;

@@ -52,6 +52,8 @@ export class Pump {
   #halted: string | null = null;
   /** Store calls under way (for harnesses that wait until a pump is quiet; handlers are `executing`). */
   #inflight = 0;
+  /** Executions that ended in this turn of the event loop, delivered together at its end. */
+  #finished: { jobId: string; attempt: number; result: ExecutionResult }[] = [];
 
   constructor(options: PumpOptions) {
     this.#options = options;
@@ -221,7 +223,16 @@ export class Pump {
     this.#options.onEvent({ type: "jobStarted", job });
     const result = await this.#run(job);
     this.#options.onEvent({ type: "jobFinished", job, result: result.type, durationMs: this.#now() - started });
-    this.#post({ type: "finished", jobId: job.id, attempt: job.attempt, result, now: this.#now() });
+    // Handlers that end in the same turn (a claimed batch of quick jobs) report together and free
+    // their slots together: one report and one claim instead of one each.
+    this.#finished.push({ jobId: job.id, attempt: job.attempt, result });
+    if (this.#finished.length === 1) {
+      setImmediate(() => {
+        const executions = this.#finished;
+        this.#finished = [];
+        this.#post({ type: "finishedMany", executions, now: this.#now() });
+      });
+    }
   }
 
   /** Runs one handler and classifies what happened. Never throws. */

@@ -476,6 +476,11 @@ export class NodeDriver {
     out.push({ type: "heartbeat", leases, leaseMs: this.#config.leaseMs });
   }
 
+  /** Whether this pump holds any lease (cheap: no list is built). */
+  #holdsLeases(): boolean {
+    return this.#running.size > 0 || this.#buffer.length > 0 || this.#reportInFlight !== null;
+  }
+
   /** Every lease this pump still holds: running jobs and outcomes not yet reported. */
   #heldLeases(): HeldLease[] {
     const leases: HeldLease[] = [];
@@ -550,7 +555,7 @@ export class NodeDriver {
     const candidates: (Instant | null)[] = [
       running && !this.#pollWanted ? this.#nextPollAt : null,
       running && this.#pollWanted && this.#claimInFlight === null ? (this.#claimBackoff?.at ?? null) : null,
-      !this.#heartbeatInFlight && this.#heldLeases().length > 0 ? this.#nextHeartbeatAt : null,
+      !this.#heartbeatInFlight && this.#holdsLeases() ? this.#nextHeartbeatAt : null,
       this.#buffer.length > 0 && this.#reportInFlight === null ? (this.#reportBackoff?.at ?? null) : null,
       running && this.#config.maintenance && this.#maintenanceInFlight === null
         ? this.#maintenanceQueue.length > 0

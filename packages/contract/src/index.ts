@@ -137,7 +137,7 @@ export type {
   ObserverDeadLetter,
 } from "./observers.js";
 
-export { workflowStatus } from "./workflows.js";
+export { workflowStatus, checkWorkflow, planWorkflowMembers } from "./workflows.js";
 export type {
   NewWorkflow,
   EnqueueWorkflowRequest,

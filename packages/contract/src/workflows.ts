@@ -1,5 +1,6 @@
-import type { NewJob, EnqueueResult } from "./enqueue.js";
-import type { Rejection } from "./errors.js";
+import type { Bounds } from "./bounds.js";
+import { type EnqueueResult, type NewJob, type NormalizedNewJob, checkId, validateNewJob } from "./enqueue.js";
+import { boundRejection, type Rejection } from "./errors.js";
 import type { Instant, JobState } from "./job.js";
 
 /** A named group of jobs connected by parent edges, enqueued atomically. */
@@ -62,4 +63,88 @@ export function workflowStatus(counts: Readonly<Partial<Record<JobState, number>
   if (has("deadLettered") || has("quarantined")) return "failed";
   if (has("cancelled")) return "cancelled";
   return "succeeded";
+}
+
+type WorkflowRejected = Extract<EnqueueWorkflowResult, { status: "rejected" }>;
+
+function rejected(jobId: string | null, rejection: Rejection): WorkflowRejected {
+  return { status: "rejected", jobId, rejection };
+}
+
+/**
+ * The checks of a workflow itself that need no store — id, name, size — in the order every store
+ * shares; `null` when they pass. Run before looking for an existing workflow.
+ */
+export function checkWorkflow(workflow: NewWorkflow, bounds: Bounds): WorkflowRejected | null {
+  if (typeof workflow !== "object" || workflow === null) {
+    return rejected(null, { code: "BELAY_INVALID_INPUT", field: "workflow", message: "must be an object" });
+  }
+  const idProblem = checkId(workflow.id, "workflow.id", bounds);
+  if (idProblem) return rejected(null, idProblem);
+  if (typeof workflow.name !== "string" || workflow.name.length === 0) {
+    return rejected(null, { code: "BELAY_INVALID_INPUT", field: "workflow.name", message: "must be a non-empty string" });
+  }
+  if (workflow.name.length > bounds.jobNameLength) {
+    return rejected(null, boundRejection("BELAY_JOB_NAME_TOO_LONG", "workflow.name", bounds.jobNameLength, workflow.name.length));
+  }
+  if (!Array.isArray(workflow.jobs) || workflow.jobs.length === 0) {
+    return rejected(null, { code: "BELAY_INVALID_INPUT", field: "workflow.jobs", message: "must hold at least one job" });
+  }
+  if (workflow.jobs.length > bounds.workflowJobs) {
+    return rejected(null, boundRejection("BELAY_WORKFLOW_TOO_LARGE", "workflow.jobs", bounds.workflowJobs, workflow.jobs.length));
+  }
+  return null;
+}
+
+/**
+ * A workflow's members checked — each one's fields, ids unique and not `taken` by existing jobs,
+ * containment (every parent a member), no cycle — and ordered parent-before-child (input order
+ * among members ready at the same time), or the first rejection. Every store shares it.
+ */
+export function planWorkflowMembers(
+  workflow: NewWorkflow,
+  bounds: Bounds,
+  taken: (jobId: string) => boolean,
+): { readonly ok: true; readonly members: readonly NormalizedNewJob[] } | { readonly ok: false; readonly result: WorkflowRejected } {
+  const reject = (jobId: string | null, rejection: Rejection) => ({ ok: false as const, result: rejected(jobId, rejection) });
+  const members = new Map<string, NormalizedNewJob>();
+  for (const [i, raw] of workflow.jobs.entries()) {
+    const checked = validateNewJob(raw, bounds);
+    if (!checked.ok) return reject(typeof raw?.id === "string" ? raw.id : null, checked.rejection);
+    const { job } = checked;
+    if (members.has(job.id)) {
+      return reject(job.id, { code: "BELAY_INVALID_INPUT", field: `workflow.jobs[${i}].id`, message: "repeats another member's id" });
+    }
+    if (taken(job.id)) {
+      return reject(job.id, { code: "BELAY_JOB_EXISTS", field: `workflow.jobs[${i}].id`, message: `job ${job.id} already exists` });
+    }
+    members.set(job.id, job);
+  }
+  for (const job of members.values()) {
+    for (const parentId of job.parentIds) {
+      if (!members.has(parentId)) {
+        return reject(job.id, {
+          code: "BELAY_WORKFLOW_CONTAINMENT",
+          field: "parentIds",
+          parentId,
+          message: `parent ${parentId} is not a member of workflow ${workflow.id}`,
+        });
+      }
+    }
+  }
+  // Kahn's algorithm: members whose parents are all placed go next, in input order.
+  const ordered: NormalizedNewJob[] = [];
+  const placed = new Set<string>();
+  while (ordered.length < members.size) {
+    const ready = [...members.values()].filter((j) => !placed.has(j.id) && j.parentIds.every((p) => placed.has(p)));
+    if (ready.length === 0) {
+      const stuck = [...members.values()].find((j) => !placed.has(j.id))!;
+      return reject(stuck.id, { code: "BELAY_INVALID_INPUT", field: "parentIds", message: "the workflow's parent edges form a cycle" });
+    }
+    for (const job of ready) {
+      ordered.push(job);
+      placed.add(job.id);
+    }
+  }
+  return { ok: true, members: ordered };
 }

@@ -7,12 +7,11 @@ import {
   type NormalizedNewJob,
   type WorkflowPage,
   type WorkflowRecord,
-  boundRejection,
-  checkId,
+  checkWorkflow,
   clampToBound,
   decodeSeqCursor,
   encodeSeqCursor,
-  validateNewJob,
+  planWorkflowMembers,
   workflowStatus,
 } from "@belay/contract";
 import type { MemoryState, WorkflowRow } from "../state.js";
@@ -20,73 +19,15 @@ import type { UndoLog } from "../undo-log.js";
 import { writeEnqueue } from "./enqueue.js";
 
 type WorkflowPlan =
-  | { ok: true; members: NormalizedNewJob[] }
+  | { ok: true; members: readonly NormalizedNewJob[] }
   | { ok: false; result: EnqueueWorkflowResult };
 
-/**
- * Checks a workflow before anything is written: its own id and name, its size, each member's
- * fields, member ids (unique, not taken), containment (every parent a member) and the absence of
- * cycles. Returns the members in parent-before-child order.
- */
+/** Checks a workflow before anything is written (see `checkWorkflow`, `planWorkflowMembers`). */
 export function planWorkflow(state: MemoryState, workflow: NewWorkflow): WorkflowPlan {
-  const reject = (jobId: string | null, rejection: Extract<EnqueueWorkflowResult, { status: "rejected" }>["rejection"]) =>
-    ({ ok: false, result: { status: "rejected", jobId, rejection } }) as const;
-  const idProblem = checkId(workflow.id, "workflow.id", state.bounds);
-  if (idProblem) return reject(null, idProblem);
-  if (typeof workflow.name !== "string" || workflow.name.length === 0) {
-    return reject(null, { code: "BELAY_INVALID_INPUT", field: "workflow.name", message: "must be a non-empty string" });
-  }
-  if (workflow.name.length > state.bounds.jobNameLength) {
-    return reject(null, boundRejection("BELAY_JOB_NAME_TOO_LONG", "workflow.name", state.bounds.jobNameLength, workflow.name.length));
-  }
-  if (!Array.isArray(workflow.jobs) || workflow.jobs.length === 0) {
-    return reject(null, { code: "BELAY_INVALID_INPUT", field: "workflow.jobs", message: "must hold at least one job" });
-  }
-  if (workflow.jobs.length > state.bounds.workflowJobs) {
-    return reject(null, boundRejection("BELAY_WORKFLOW_TOO_LARGE", "workflow.jobs", state.bounds.workflowJobs, workflow.jobs.length));
-  }
+  const early = checkWorkflow(workflow, state.bounds);
+  if (early !== null) return { ok: false, result: early };
   if (state.workflows.has(workflow.id)) return { ok: false, result: { status: "duplicate", workflowId: workflow.id } };
-
-  const members = new Map<string, NormalizedNewJob>();
-  for (const [i, raw] of workflow.jobs.entries()) {
-    const checked = validateNewJob(raw, state.bounds);
-    if (!checked.ok) return reject(typeof raw?.id === "string" ? raw.id : null, checked.rejection);
-    const { job } = checked;
-    if (members.has(job.id)) {
-      return reject(job.id, { code: "BELAY_INVALID_INPUT", field: `workflow.jobs[${i}].id`, message: "repeats another member's id" });
-    }
-    if (state.jobs.has(job.id)) {
-      return reject(job.id, { code: "BELAY_JOB_EXISTS", field: `workflow.jobs[${i}].id`, message: `job ${job.id} already exists` });
-    }
-    members.set(job.id, job);
-  }
-  for (const job of members.values()) {
-    for (const parentId of job.parentIds) {
-      if (!members.has(parentId)) {
-        return reject(job.id, {
-          code: "BELAY_WORKFLOW_CONTAINMENT",
-          field: "parentIds",
-          parentId,
-          message: `parent ${parentId} is not a member of workflow ${workflow.id}`,
-        });
-      }
-    }
-  }
-  // Parent-before-child order (Kahn's algorithm, input order among ready members).
-  const ordered: NormalizedNewJob[] = [];
-  const placed = new Set<string>();
-  while (ordered.length < members.size) {
-    const ready = [...members.values()].filter((j) => !placed.has(j.id) && j.parentIds.every((p) => placed.has(p)));
-    if (ready.length === 0) {
-      const stuck = [...members.values()].find((j) => !placed.has(j.id))!;
-      return reject(stuck.id, { code: "BELAY_INVALID_INPUT", field: "parentIds", message: "the workflow's parent edges form a cycle" });
-    }
-    for (const job of ready) {
-      ordered.push(job);
-      placed.add(job.id);
-    }
-  }
-  return { ok: true, members: ordered };
+  return planWorkflowMembers(workflow, state.bounds, (id) => state.jobs.has(id));
 }
 
 /** Writes a planned workflow; results in the caller's input order. */

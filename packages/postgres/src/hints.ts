@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { HintListener } from "@belay/contract";
-import type { PostgresNotification, PostgresPool, PostgresPoolClient } from "./pool.js";
+import type { PostgresClient, PostgresNotification, PostgresPool, PostgresPoolClient } from "./pool.js";
 import { TYPE_PARSERS } from "./session.js";
 
 // Wake-up hints are lossy by contract: they only make an idle worker poll sooner. Everything
@@ -26,17 +26,25 @@ const MIN_NOTIFY_INTERVAL_MS = 5;
  * or was sent less than a few milliseconds ago, and go out together in one statement. A NOTIFY
  * inside a busy transaction would serialize commits behind the cluster-wide notification lock;
  * a separate tiny one, a few hundred times a second at most, does not.
+ *
+ * It goes out on the store's own LISTEN connection when that one is open — never queued behind
+ * the enqueues and claims waiting for a pool connection, and heard by this process's workers too
+ * (PostgreSQL delivers a notification to the session that sent it) — and on a pool connection
+ * otherwise (a store nobody in this process listens to).
  */
 export class HintPublisher {
   readonly #pool: PostgresPool;
   readonly #channel: string;
+  readonly #dedicated: () => PostgresClient | null;
   readonly #pending = new Set<string>();
   #flushing: Promise<void> | null = null;
   #lastSentAt = 0;
 
-  constructor(pool: PostgresPool, channel: string) {
+  /** @param dedicated the open LISTEN connection, if any (used without being borrowed). */
+  constructor(pool: PostgresPool, channel: string, dedicated: () => PostgresClient | null = () => null) {
     this.#pool = pool;
     this.#channel = channel;
+    this.#dedicated = dedicated;
   }
 
   /** Queues that now hold due work (already committed). */
@@ -66,17 +74,24 @@ export class HintPublisher {
   }
 
   async #send(queues: string[]): Promise<void> {
+    // One simple-protocol string, so SET LOCAL covers its implicit transaction: a hint needs no
+    // durability, and with synchronous_commit off its commit does not wait for a WAL flush
+    // (a NOTIFY takes a transaction id, so its commit would otherwise cost an fsync).
+    const list = queues.map(quoteLiteral).join(", ");
+    const text = `SET LOCAL synchronous_commit = off; SELECT pg_notify(${quoteLiteral(this.#channel)}, q) FROM unnest(ARRAY[${list}]::text[]) AS q`;
+    const dedicated = this.#dedicated();
+    if (dedicated !== null) {
+      try {
+        await dedicated.query({ text, types: TYPE_PARSERS });
+      } catch {
+        // Lost (the subscription notices a broken connection on its own and reconnects).
+      }
+      return;
+    }
     let client: PostgresPoolClient | undefined;
     try {
       client = await this.#pool.connect();
-      // One simple-protocol string, so SET LOCAL covers its implicit transaction: a hint needs no
-      // durability, and with synchronous_commit off its commit does not wait for a WAL flush
-      // (a NOTIFY takes a transaction id, so its commit would otherwise cost an fsync).
-      const list = queues.map(quoteLiteral).join(", ");
-      await client.query({
-        text: `SET LOCAL synchronous_commit = off; SELECT pg_notify(${quoteLiteral(this.#channel)}, q) FROM unnest(ARRAY[${list}]::text[]) AS q`,
-        types: TYPE_PARSERS,
-      });
+      await client.query({ text, types: TYPE_PARSERS });
       client.release();
     } catch (error) {
       // A lost hint costs latency only; the workers' polling still finds the work.
@@ -108,6 +123,11 @@ export class HintSubscription {
   /** Whether a LISTEN connection is currently open. */
   get connected(): boolean {
     return this.#client !== null;
+  }
+
+  /** The open LISTEN connection (held by this subscription; never release it), or `null`. */
+  get client(): PostgresClient | null {
+    return this.#client;
   }
 
   subscribe(listener: HintListener): () => void {

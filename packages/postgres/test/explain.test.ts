@@ -15,6 +15,13 @@ import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 // state that the planner's choice is meaningful, then ANALYZEd; enable_seqscan stays on. Both
 // the custom plan (first executions) and the generic plan (what a prepared statement settles
 // on) are checked.
+//
+// The hot statements must also be planned once per connection, not on every call: PostgreSQL
+// keeps a prepared statement's generic plan only when it costs no more than the custom plans it
+// tried, so their parameters are kept out of the estimates. And their plans must not depend on
+// statistics being fresh: a second schema is ANALYZEd right after a bulk enqueue (nothing leased
+// yet, the shape every benchmark and every deploy starts from) and then has jobs leased, which
+// once made outcome batches and heartbeats walk the whole leased-jobs index.
 
 const target = await pgTarget("explain.test.ts");
 const url = target.url;
@@ -34,6 +41,8 @@ function nodes(plan: PlanNode): PlanNode[] {
 describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, () => {
   const schema = randomSchema("explain");
   const S = `"${schema}"`;
+  const staleSchema = randomSchema("explain_stale");
+  const STALE = `"${staleSchema}"`;
   let pool: pg.Pool;
   let client: pg.PoolClient;
 
@@ -70,6 +79,23 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
       VALUES ('alerts', '{5}', '30000', 90000);
       ANALYZE ${S}.jobs; ANALYZE ${S}.queues; ANALYZE ${S}.schedules; ANALYZE ${S}.transitions;
     `);
+    // Statistics from before the first claim: 50,000 scheduled jobs in one queue, ANALYZEd, then
+    // 5,000 of them leased (by 50 workers) without a new ANALYZE.
+    const stale = new PostgresStore({ pool, schema: staleSchema });
+    await stale.migrate();
+    await stale.close();
+    await pool.query(`
+      INSERT INTO ${STALE}.queues (queue) VALUES ('bulk');
+      INSERT INTO ${STALE}.jobs (id, job_name, queue, state, due_at, enqueued_at, payload, transition_count)
+      SELECT 'job-' || g, 'bench.job', 'bulk', 0, ${NOW} - 60000 + g, ${NOW} - 60000, '{"n":' || g || '}', 1
+      FROM generate_series(1, 50000) g;
+      INSERT INTO ${STALE}.transitions (xid, job_seq, ordinal, at, state, attempt)
+      SELECT (1000 + g)::text::xid8, g, 1, ${NOW}, 0, 0 FROM generate_series(1, 50000) g;
+      ANALYZE ${STALE}.jobs; ANALYZE ${STALE}.transitions; ANALYZE ${STALE}.queues;
+      UPDATE ${STALE}.jobs SET state = 2, attempt = 1, lease_owner = 'w' || (seq % 50), lease_expires_at = ${NOW} + 60000 + seq,
+                               transition_count = 2
+      WHERE seq <= 5000;
+    `);
     client = await pool.connect();
   });
 
@@ -77,6 +103,7 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
     client?.release();
     if (pool) {
       await dropSchema(pool, schema);
+      await dropSchema(pool, staleSchema);
       await pool.end();
     }
     await target.stop();
@@ -91,6 +118,28 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
     const { rows } = await client.query(`EXPLAIN (FORMAT JSON) EXECUTE explained${values.length > 0 ? `(${args})` : ""}`);
     await client.query("DEALLOCATE explained");
     return nodes((rows[0]["QUERY PLAN"] as { Plan: PlanNode }[])[0]!.Plan);
+  }
+
+  /**
+   * Runs `text` as one named prepared statement `times` times (each in a rolled-back
+   * transaction, so the data stays as loaded) under the default plan_cache_mode, and returns how
+   * PostgreSQL planned the executions.
+   */
+  let settlings = 0;
+  async function planCounts(text: string, values: unknown[], times: number): Promise<{ generic: number; custom: number }> {
+    await client.query("RESET plan_cache_mode");
+    // A new name each time: pg remembers which names it prepared on this connection.
+    const name = `settling_${++settlings}`;
+    for (let i = 0; i < times; i++) {
+      await client.query("BEGIN");
+      try {
+        await client.query({ name, text, values });
+      } finally {
+        await client.query("ROLLBACK");
+      }
+    }
+    const { rows } = await client.query("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = $1", [name]);
+    return { generic: Number(rows[0].generic_plans), custom: Number(rows[0].custom_plans) };
   }
 
   /** An SQL literal of unknown type, so PostgreSQL coerces it to the parameter's type. */
@@ -159,6 +208,31 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
       expectIndexed(await plan(RELEASE(S), [ids, ids.map(() => 1), "w", NOW, true, 64], mode), "jobs_id_key");
     });
 
+    it(`with statistics from before the first claim, the hot path still probes by key (${mode} plan)`, async () => {
+      const leased = Array.from({ length: 32 }, (_, i) => `job-${i * 150 + 1}`);
+      const n = leased.length;
+      const column = <T>(v: T) => Array.from({ length: n }, () => v);
+      const owner = (id: string) => `w${Number(id.slice(4)) % 50}`;
+      const noLeasedWalk = (planNodes: PlanNode[]) =>
+        expect(planNodes.map((x) => x["Index Name"]), `no walk of the leased-jobs index: ${outline(planNodes)}`).not.toContain("jobs_leased");
+      const claim = await plan(CLAIM(STALE), [["bulk"], [], 32, NOW, "w1", 60_000, true, 64], mode);
+      expectIndexed(claim, "jobs_due");
+      const report = await plan(
+        REPORT_OUTCOMES(STALE),
+        [leased, leased.map(owner), column(1), column(0), column(null), column(null), column(null), column(null), column(null), column(true), NOW, true, 64, true, 32],
+        mode,
+      );
+      expectIndexed(report, "jobs_id_key");
+      noLeasedWalk(report);
+      const heartbeat = await plan(HEARTBEAT(STALE), [leased, column(1), "w1", NOW, 60_000], mode);
+      expectIndexed(heartbeat, "jobs_id_key");
+      noLeasedWalk(heartbeat);
+      const release = await plan(RELEASE(STALE), [leased, column(1), "w1", NOW, true, 64], mode);
+      expectIndexed(release, "jobs_id_key");
+      noLeasedWalk(release);
+      expectIndexed(await plan(EXPIRE_LEASES(STALE), [["bulk"], NOW + 61_000, 32, 10, [1000], true, 64, false], mode), "jobs_leased");
+    });
+
     it(`an enqueue batch checks ids and parents by index (${mode} plan)`, async () => {
       const n = 100;
       const column = <T>(v: T) => Array.from({ length: n }, () => v);
@@ -168,4 +242,23 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
       expectIndexed(await plan(INSERT_JOBS(S), values, mode), "jobs_id_key");
     });
   }
+
+  it("claims, outcome batches and heartbeats settle on their generic plan: planned once per connection", async () => {
+    // Five custom plans, then the generic one for good — whatever the batch sizes and however
+    // much work is due (a claim that PostgreSQL re-planned on every call spent more time
+    // planning than executing).
+    const ids = Array.from({ length: 32 }, (_, i) => `job-${i * 100 + 97}`);
+    const column = <T>(v: T, n = ids.length) => Array.from({ length: n }, () => v);
+    const reportValues = (k: number) => [
+      ids.slice(0, k), column("w", k), column(1, k), column(0, k), column(null, k), column(null, k), column(null, k),
+      column(null, k), column(null, k), column(true, k), NOW, true, 64, true, 32,
+    ];
+    const settled = { generic: 5, custom: 5 };
+    expect(await planCounts(CLAIM(S), [["q3"], [], 1, NOW, "w1", 60_000, true, 64], 10), "claim of one job, one queue").toEqual(settled);
+    expect(await planCounts(CLAIM(S), [["q3", "q7", "q9"], [], 32, NOW, "w1", 60_000, false, 64], 10), "claim of 32, three queues").toEqual(settled);
+    expect(await planCounts(CLAIM(STALE), [["bulk"], [], 10, NOW, "w1", 60_000, true, 64], 10), "claim with stale statistics").toEqual(settled);
+    expect(await planCounts(REPORT_OUTCOMES(S), reportValues(1), 10), "one outcome").toEqual(settled);
+    expect(await planCounts(REPORT_OUTCOMES(S), reportValues(32), 10), "32 outcomes").toEqual(settled);
+    expect(await planCounts(HEARTBEAT(S), [ids, column(1), "w", NOW, 60_000], 10), "heartbeat").toEqual(settled);
+  });
 });

@@ -87,8 +87,17 @@ describe.skipIf(url === undefined)(`postgres across processes (${target.reason})
   const schemas: string[] = [];
 
   beforeAll(() => {
-    // The children import what would be published.
-    execFileSync("npx", ["tsup"], { cwd: packageDir, stdio: "ignore" });
+    // The children import what would be published: this package's dist/ and its dependencies'
+    // (turbo builds those first; a fresh clone has none).
+    try {
+      execFileSync("pnpm", ["exec", "turbo", "run", "build", "--filter=@belay/postgres", "--output-logs=errors-only"], {
+        cwd: packageDir,
+        stdio: "pipe",
+      });
+    } catch (error) {
+      const output = (error as { stdout?: Buffer; stderr?: Buffer }).stdout?.toString() ?? "";
+      throw new Error(`building @belay/postgres and its dependencies for the child processes failed:\n${output}`);
+    }
     pool = testPool(url!);
   }, 120_000);
 

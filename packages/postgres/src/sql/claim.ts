@@ -16,25 +16,32 @@ import { toClaimed, transitionCtes } from "./rows.js";
  * queue's advisory transaction lock (`$2`), taken by an earlier statement of the same
  * transaction. Meeting a limited queue without that lock, the statement claims nothing at all
  * and says so; the store remembers the queue as limited and claims again under the lock.
+ *
+ * Planned once per connection. Every parameter that would steer the planner's estimates (the
+ * number of queues, `max`, the instant, the history switch) is read through a scalar subquery
+ * (`(SELECT $n)`), whose value the planner cannot see: a custom plan then costs the same as the
+ * generic one, and PostgreSQL keeps the generic plan after its five trial custom plans instead
+ * of planning every call (planning cost more than executing). The plan is index-driven whatever
+ * the estimates: each queue's due jobs come from the due index in order under a LIMIT, and the
+ * picked rows are updated through the primary key (`= ANY(ARRAY(…))`), never by a join whose
+ * shape depends on row estimates (a generic plan once chose a hash join over the whole table).
  */
 export const CLAIM = (S: string) => `
-WITH req AS (
-  SELECT r.queue, r.ord FROM unnest($1::text[]) WITH ORDINALITY AS r(queue, ord)
-),
-settings AS MATERIALIZED (
-  SELECT q.queue, q.paused, q.concurrency_limit, req.ord
-  FROM ${S}.queues q JOIN req ON req.queue = q.queue
-  ORDER BY req.ord
+WITH settings AS MATERIALIZED (
+  SELECT q.queue, q.paused, q.concurrency_limit, r.ord
+  FROM unnest((SELECT $1::text[])) WITH ORDINALITY AS r(queue, ord)
+  JOIN ${S}.queues q ON q.queue = r.queue
+  ORDER BY r.ord
   FOR SHARE OF q
 ),
 blocked AS (
   SELECT count(*) > 0 AS yes FROM settings
-  WHERE NOT paused AND concurrency_limit IS NOT NULL AND NOT (queue = ANY($2::text[]))
+  WHERE NOT paused AND concurrency_limit IS NOT NULL AND NOT (queue = ANY((SELECT $2::text[])::text[]))
 ),
 quota AS MATERIALIZED (
   SELECT s.queue, s.ord,
-    CASE WHEN s.concurrency_limit IS NULL THEN $3::int
-         ELSE least($3::int, greatest(0, s.concurrency_limit - (
+    CASE WHEN s.concurrency_limit IS NULL THEN (SELECT $3::int)
+         ELSE least((SELECT $3::int), greatest(0, s.concurrency_limit - (
            SELECT count(*) FROM ${S}.jobs l WHERE l.queue = s.queue AND l.state = 2)))::int
     END AS n
   FROM settings s
@@ -44,23 +51,23 @@ quota AS MATERIALIZED (
 picked AS MATERIALIZED (
   SELECT c.seq FROM quota q CROSS JOIN LATERAL (
     SELECT j.seq FROM ${S}.jobs j
-    WHERE j.queue = q.queue AND j.state = 0 AND j.due_at <= $4
+    WHERE j.queue = q.queue AND j.state = 0 AND j.due_at <= (SELECT $4::bigint)
     ORDER BY j.due_at, j.seq
     LIMIT q.n
     FOR UPDATE SKIP LOCKED
   ) c
-  LIMIT $3
+  LIMIT (SELECT $3::int)
 ),
 claimed AS (
   UPDATE ${S}.jobs j
   SET state = 2, attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $4 + $6::bigint,
       transition_count = j.transition_count + 1
-  FROM picked p WHERE j.seq = p.seq
+  WHERE j.seq = ANY(ARRAY(SELECT p.seq FROM picked p))
   RETURNING j.seq, j.id, j.job_name, j.queue, j.payload, j.state, j.attempt, j.releases, j.due_at, j.enqueued_at,
             j.lease_expires_at, j.tags, j.parent_ids, j.dependency_mode, j.trace_context, j.schedule_id,
             j.workflow_id, j.transition_count
 ),
-${transitionCtes(S, "claimed", "$4", "$7", "$8")},
+${transitionCtes(S, "claimed", "$4", "(SELECT $7::boolean)", "$8")},
 next_due AS (
   SELECT min(n.due_at) AS due_at FROM settings s CROSS JOIN LATERAL (
     SELECT j.due_at FROM ${S}.jobs j

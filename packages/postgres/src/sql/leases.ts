@@ -15,16 +15,28 @@ import { stateOf, transitionCtes } from "./rows.js";
 /**
  * Heartbeats renew every fenced lease of one worker in one statement; the answer carries the
  * cancel request. A lease that is not the caller's, at another attempt, or dead at now is lost.
+ *
+ * Like an outcome batch, each lease is found by one probe of the id index and updated by
+ * primary key, with the fence checked again on the row's latest version; the leased state is
+ * compared with the copy read by the probe, not with a literal, so that the partial index of
+ * leased jobs never qualifies and no plan walks every leased job of every queue.
  */
 export const HEARTBEAT = (S: string) => `
 WITH r AS (
-  SELECT * FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS r(job_id, attempt, ord)
+  SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::int[])) WITH ORDINALITY AS r(job_id, attempt, ord)
+),
+cur AS MATERIALIZED (
+  SELECT j.seq, j.state, r.attempt FROM r
+  CROSS JOIN LATERAL (
+    SELECT j.seq, j.state, j.lease_owner, j.attempt, j.lease_expires_at FROM ${S}.jobs j WHERE j.id = r.job_id OFFSET 0
+  ) j
+  WHERE j.state = 2 AND j.lease_owner = $3 AND j.attempt = r.attempt AND j.lease_expires_at > $4
 ),
 renewed AS (
   UPDATE ${S}.jobs j SET lease_expires_at = $4 + $5::bigint
-  FROM r
-  WHERE j.id = ANY($1::text[]) AND j.id = r.job_id
-    AND j.state = 2 AND j.lease_owner = $3 AND j.attempt = r.attempt AND j.lease_expires_at > $4
+  FROM cur c
+  WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM cur x)) AND j.seq = c.seq
+    AND j.state = c.state AND j.lease_owner = $3 AND j.attempt = c.attempt AND j.lease_expires_at > $4
   RETURNING j.id, j.attempt, j.cancel_requested_by IS NOT NULL AS cancel_requested
 )
 SELECT r.ord, n.id IS NOT NULL AS renewed, coalesce(n.cancel_requested, false) AS cancel_requested
@@ -53,20 +65,27 @@ export async function heartbeat(ctx: StoreContext, request: HeartbeatRequest): P
   });
 }
 
-/** Graceful release of fenced leases: scheduled, due now, the attempt not counted. */
+/** Graceful release of fenced leases: scheduled, due now, the attempt not counted (found as heartbeats find theirs). */
 export const RELEASE = (S: string) => `
 WITH r AS (
-  SELECT * FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS r(job_id, attempt, ord)
+  SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::int[])) WITH ORDINALITY AS r(job_id, attempt, ord)
+),
+cur AS MATERIALIZED (
+  SELECT j.seq, j.state, r.attempt, r.ord FROM r
+  CROSS JOIN LATERAL (
+    SELECT j.seq, j.state, j.lease_owner, j.attempt, j.lease_expires_at FROM ${S}.jobs j WHERE j.id = r.job_id OFFSET 0
+  ) j
+  WHERE j.state = 2 AND j.lease_owner = $3 AND j.attempt = r.attempt AND j.lease_expires_at > $4
 ),
 released AS (
   UPDATE ${S}.jobs j SET state = 0, due_at = $4, releases = j.releases + 1, lease_owner = NULL, lease_expires_at = NULL,
          cancel_requested_by = NULL, transition_count = j.transition_count + 1
-  FROM r
-  WHERE j.id = ANY($1::text[]) AND j.id = r.job_id
-    AND j.state = 2 AND j.lease_owner = $3 AND j.attempt = r.attempt AND j.lease_expires_at > $4
-  RETURNING j.seq, j.id, j.queue, j.state, j.attempt, j.transition_count, r.ord
+  FROM cur c
+  WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM cur x)) AND j.seq = c.seq
+    AND j.state = c.state AND j.lease_owner = $3 AND j.attempt = c.attempt AND j.lease_expires_at > $4
+  RETURNING j.seq, j.id, j.queue, j.state, j.attempt, j.transition_count, c.ord
 ),
-${transitionCtes(S, "released", "$4", "$5", "$6")}
+${transitionCtes(S, "released", "$4", "(SELECT $5::boolean)", "$6")}
 SELECT r.ord, e.queue FROM r LEFT JOIN released e ON e.ord = r.ord ORDER BY r.ord`;
 
 /** See `JobStore.release`. A job named twice is released by the first row; the second is stale. */
@@ -117,8 +136,8 @@ WITH served AS (
   SELECT unnest($1::text[])
 ),
 candidates AS MATERIALIZED (
-  SELECT c.seq, c.lease_expires_at FROM served s CROSS JOIN LATERAL (
-    SELECT j.seq, j.lease_expires_at FROM ${S}.jobs j
+  SELECT c.seq, c.state, c.lease_expires_at FROM served s CROSS JOIN LATERAL (
+    SELECT j.seq, j.state, j.lease_expires_at FROM ${S}.jobs j
     WHERE j.queue = s.queue AND j.state = 2 AND j.lease_expires_at <= $2
     ORDER BY j.lease_expires_at, j.seq
     LIMIT $3
@@ -139,10 +158,11 @@ expired AS (
     lease_owner = NULL, lease_expires_at = NULL, cancel_requested_by = NULL,
     transition_count = j.transition_count + 1
   FROM candidates c
-  WHERE j.seq = c.seq AND j.state = 2 AND j.lease_expires_at <= $2
+  -- By primary key; the leased state is compared with the candidate's copy, not a literal (see HEARTBEAT).
+  WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM candidates x)) AND j.seq = c.seq AND j.state = c.state AND j.lease_expires_at <= $2
   RETURNING j.seq, j.id, j.queue, j.state, j.due_at, j.attempt, j.has_children, j.transition_count, c.lease_expires_at AS expired_at
 ),
-${transitionCtes(S, "expired", "$2", "$6", "$7")}
+${transitionCtes(S, "expired", "$2", "(SELECT $6::boolean)", "$7")}
 SELECT seq, id, queue, state, due_at, has_children,
        ${S}.retry_in_transaction($8 AND EXISTS (SELECT 1 FROM expired x WHERE x.has_children AND x.state >= 3)) AS handover
 FROM expired ORDER BY expired_at, seq`;

@@ -23,19 +23,30 @@ import { encodeTags, stateOf, transitionCtes } from "./rows.js";
  * when any ending job has children, committing nothing, and the store re-runs the batch in a
  * transaction followed by the latch statements — so batches without dependencies, the common
  * case, cost one round trip.
+ *
+ * Planned once per connection, like the claim: the arrays are read through scalar subqueries so
+ * that their lengths do not steer the estimates (a custom plan then costs what the generic plan
+ * costs, and PostgreSQL keeps the generic one), and every access is an index probe whatever the
+ * estimates — each report finds its job by id, the update reaches the fenced rows by primary key
+ * (`= ANY(ARRAY(…))`; with statistics taken while no job was leased, a join here became a walk
+ * of the whole leased-jobs index per report), and tags are merged only for the reports that add
+ * some.
  */
 export const REPORT_OUTCOMES = (S: string) => `
 WITH r AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int2[], $5::bigint[], $6::text[], $7::text[], $8::text[],
-                       $9::text[], $10::bool[])
+  SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::int[]), (SELECT $4::int2[]),
+                       (SELECT $5::bigint[]), (SELECT $6::text[]), (SELECT $7::text[]), (SELECT $8::text[]),
+                       (SELECT $9::text[]), (SELECT $10::bool[]))
     WITH ORDINALITY AS r(job_id, worker_id, attempt, kind, retry_at, detail, output, add_tags, reason, valid, ord)
 ),
-cur AS (
-  SELECT r.*, j.seq, m.merged, coalesce(m.n, 0)::int AS tag_count
+cur AS MATERIALIZED (
+  SELECT r.*, j.seq, j.state, m.merged, coalesce(m.n, 0)::int AS tag_count
   FROM r
   -- One probe of the id index per report (OFFSET 0 keeps the planner from turning it into a
   -- scan of every leased job).
-  CROSS JOIN LATERAL (SELECT * FROM ${S}.jobs j WHERE j.id = r.job_id OFFSET 0) j
+  CROSS JOIN LATERAL (
+    SELECT j.seq, j.tags, j.state, j.lease_owner, j.attempt, j.lease_expires_at FROM ${S}.jobs j WHERE j.id = r.job_id OFFSET 0
+  ) j
   LEFT JOIN LATERAL (
     SELECT json_agg(u.pair ORDER BY u.o)::text AS merged, count(*) AS n FROM (
       SELECT e.pair, e.o FROM json_array_elements(coalesce(j.tags, '[]')::json) WITH ORDINALITY AS e(pair, o)
@@ -44,6 +55,7 @@ cur AS (
       WHERE NOT EXISTS (
         SELECT 1 FROM json_array_elements(coalesce(j.tags, '[]')::json) AS x(pair) WHERE x.pair::text = a.pair::text)
     ) u
+    WHERE r.add_tags IS NOT NULL
   ) m ON r.add_tags IS NOT NULL
   WHERE j.state = 2 AND j.lease_owner = r.worker_id AND j.attempt = r.attempt AND j.lease_expires_at > $11
 ),
@@ -66,8 +78,12 @@ ended AS (
     tags = coalesce(c.merged, j.tags),
     transition_count = j.transition_count + 1
   FROM cur c
-  WHERE j.seq = c.seq AND c.valid AND (c.add_tags IS NULL OR c.tag_count <= $15)
-    AND j.state = 2 AND j.lease_owner = c.worker_id AND j.attempt = c.attempt AND j.lease_expires_at > $11
+  WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM cur x WHERE x.valid AND (x.add_tags IS NULL OR x.tag_count <= $15)))
+    AND j.seq = c.seq
+    -- The fence again, on the row's latest version. The leased state is compared with the copy
+    -- read by cur (always 2), not with a literal: no partial index then matches this update, and
+    -- the planner cannot trade the primary-key probes for a walk of the leased-jobs index.
+    AND j.state = c.state AND j.lease_owner = c.worker_id AND j.attempt = c.attempt AND j.lease_expires_at > $11
   RETURNING j.seq, j.id, j.queue, j.state, j.due_at, j.attempt, j.has_children, j.transition_count,
             c.ord, c.kind, c.detail, c.output, c.add_tags
 ),
@@ -83,7 +99,7 @@ added_tags AS (
   WHERE e.add_tags IS NOT NULL
   ON CONFLICT DO NOTHING
 ),
-${transitionCtes(S, "ended", "$11", "$12", "$13", "CASE WHEN s.kind = 1 THEN s.detail END")}
+${transitionCtes(S, "ended", "$11", "(SELECT $12::boolean)", "$13", "CASE WHEN s.kind = 1 THEN s.detail END")}
 SELECT r.ord, e.state, e.queue, e.due_at, e.seq, e.id, e.has_children, (c.seq IS NOT NULL) AS fenced, c.tag_count,
        ${S}.retry_in_transaction($14 AND EXISTS (SELECT 1 FROM ended x WHERE x.has_children AND x.state >= 3)) AS handover
 FROM r LEFT JOIN cur c ON c.ord = r.ord LEFT JOIN ended e ON e.ord = r.ord

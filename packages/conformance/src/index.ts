@@ -1,8 +1,18 @@
 /**
  * `@belay/conformance` — the Storage Contract as an executable vitest suite. An adapter proves
- * itself with one call to {@link runStoreConformance} from a test file.
+ * itself with one call to {@link runStoreConformance} from a test file; a bridge that enqueues
+ * inside an application's own transactions, with {@link runTransactionalEnqueueConformance}.
  */
 export { runStoreConformance } from "./run-store-conformance.js";
+export { runTransactionalEnqueueConformance } from "./run-transactional-enqueue-conformance.js";
+export type {
+  TransactionalEnqueueConformanceOptions,
+  TransactionalEnqueueFixture,
+  TransactionalJob,
+  TransactionalReceipt,
+  TransactionalWorkflow,
+  TransactionalSuiteContext,
+} from "./run-transactional-enqueue-conformance.js";
 export type {
   StoreConformanceOptions,
   CreateStoreOptions,
@@ -11,4 +21,6 @@ export type {
   SuiteContext,
 } from "./suite-context.js";
 export { snapshot } from "./snapshot.js";
+export { postgresTarget, randomSchemaName } from "./postgres-target.js";
+export type { PostgresTarget, PostgresTargetOptions } from "./postgres-target.js";
 export { T0, newJob } from "./fixtures.js";

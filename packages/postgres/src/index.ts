@@ -15,5 +15,8 @@ export type {
   PostgresNotification,
   PostgresTypeParsers,
 } from "./pool.js";
+/** Enqueue inside a transaction held through another driver: see `PostgresStore#enqueueThrough`. */
+export type { PostgresQueryExecutor, Row as PostgresRow } from "./session.js";
+export type { EnqueuedThrough } from "./caller-transaction.js";
 /** The schema version this build migrates to. */
 export { SCHEMA_VERSION } from "./migrations/index.js";

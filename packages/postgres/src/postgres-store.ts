@@ -60,6 +60,7 @@ import {
   type WorkflowPage,
   type WorkflowRecord,
   InvalidInputError,
+  InvalidTransactionError,
   StoreClosedError,
   assertClaimObserverDeliveriesRequest,
   assertClaimRequest,
@@ -84,12 +85,13 @@ import {
   requireInstant,
   resolveBounds,
 } from "@belay/contract";
+import { CallerTransactionCheck, type EnqueuedThrough } from "./caller-transaction.js";
 import type { StoreContext } from "./context.js";
 import { HintPublisher, HintSubscription, hintChannel } from "./hints.js";
 import { checkSchema, migrateSchema } from "./migrate.js";
 import type { PostgresPool } from "./pool.js";
 import { OwnedPool, type PostgresStoreConfig, type ResolvedPostgresStoreConfig, resolvePostgresStoreConfig } from "./postgres-store-config.js";
-import { Executor, SqlCache } from "./session.js";
+import { Executor, type PostgresQueryExecutor, SqlCache, clientExecutor } from "./session.js";
 import { claim } from "./sql/claim.js";
 import { enqueue } from "./sql/enqueue.js";
 import { expireLeases, heartbeat, release } from "./sql/leases.js";
@@ -142,6 +144,7 @@ export class PostgresStore implements JobStore {
   readonly #publisher: HintPublisher | null;
   readonly #subscription: HintSubscription | null;
   readonly #limitedQueues = new Set<string>();
+  readonly #callerCheck: CallerTransactionCheck;
   #hook: StepHook | null = null;
   #ready: Promise<void> | null = null;
   #closed = false;
@@ -153,9 +156,11 @@ export class PostgresStore implements JobStore {
     this.#pool = config.pool ?? new OwnedPool(config.connectionString!, config.maxConnections ?? 10);
     this.#executor = new Executor(this.#pool, () => this.#hook);
     this.#metaExecutor = new Executor(this.#pool, () => null);
+    this.#callerCheck = new CallerTransactionCheck(this.#metaExecutor, this.#config.schema, this.#config.schemaName);
     const channel = this.#config.hints ? hintChannel(this.#config.schemaName) : null;
-    this.#publisher = channel === null ? null : new HintPublisher(this.#pool, channel);
     this.#subscription = channel === null ? null : new HintSubscription(config.listenClient ?? (() => this.#pool.connect()), channel);
+    const listening = this.#subscription;
+    this.#publisher = channel === null ? null : new HintPublisher(this.#pool, channel, () => listening?.client ?? null);
     const { historyPolicy } = this.#config;
     this.#ctx = {
       executor: this.#executor,
@@ -222,18 +227,67 @@ export class PostgresStore implements JobStore {
 
   // ---- enqueue -------------------------------------------------------------------------------
 
+  /**
+   * With `tx` — your `pg` client, on which you ran `BEGIN` — the jobs are written inside your
+   * transaction (under a savepoint, so a rejected call leaves it intact) and exist only if it
+   * commits; their hints ride it as `NOTIFY`. Refused with `InvalidTransactionError` when the
+   * client has no open transaction or is not on this store's database and schema.
+   */
   async enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
     requireArray(request?.jobs, "jobs");
     requireInstant(request.now, "now");
     await this.#open();
-    return enqueue(this.#ctx, request);
+    if (request.tx === undefined) return enqueue(this.#ctx, request);
+    return enqueue(this.#ctx, request, await this.#caller(clientExecutor(request.tx), "enqueue"));
   }
 
   async enqueueWorkflow(request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult> {
-    if (typeof request?.workflow !== "object" || request.workflow === null) throw new InvalidInputError("workflow", "must be an object");
+    requireWorkflow(request);
+    await this.#open();
+    if (request.tx === undefined) return enqueueWorkflow(this.#ctx, request);
+    return enqueueWorkflow(this.#ctx, request, await this.#caller(clientExecutor(request.tx), "enqueueWorkflow"));
+  }
+
+  /**
+   * Enqueues inside a transaction you hold open on the store's database through a driver of your
+   * own (Kysely, or anything that runs SQL with `$n` parameters): `executor` runs the store's
+   * statements on that transaction's connection. The same SQL as `enqueue({ tx })`, under a
+   * savepoint, so a rejected call leaves your transaction intact; the jobs exist only if your
+   * transaction commits, and their wake-up hints ride it as `NOTIFY` (heard at its commit, never
+   * before, never after a rollback).
+   *
+   * Throws `InvalidTransactionError` unless `executor` is inside an open transaction on this
+   * store's server, database and schema. Calls on one transaction must not overlap.
+   *
+   * @example
+   * ```ts
+   * const { result } = await store.enqueueThrough(
+   *   { query: async (sql, values) => (await trx.executeQuery(CompiledQuery.raw(sql, [...values]))).rows },
+   *   { jobs: [job], now: Date.now() },
+   * );
+   * ```
+   */
+  async enqueueThrough(
+    executor: PostgresQueryExecutor,
+    request: Omit<EnqueueRequest, "tx">,
+  ): Promise<EnqueuedThrough<readonly EnqueueResult[]>> {
+    requireArray(request?.jobs, "jobs");
     requireInstant(request.now, "now");
     await this.#open();
-    return enqueueWorkflow(this.#ctx, request);
+    return { result: await enqueue(this.#ctx, request, await this.#caller(executor, "enqueue")), afterCommit: noHintsLeft };
+  }
+
+  /** {@link enqueueThrough} for a workflow: the workflow and all its members, atomically. */
+  async enqueueWorkflowThrough(
+    executor: PostgresQueryExecutor,
+    request: Omit<EnqueueWorkflowRequest, "tx">,
+  ): Promise<EnqueuedThrough<EnqueueWorkflowResult>> {
+    requireWorkflow(request);
+    await this.#open();
+    return {
+      result: await enqueueWorkflow(this.#ctx, request, await this.#caller(executor, "enqueueWorkflow")),
+      afterCommit: noHintsLeft,
+    };
   }
 
   // ---- execution -----------------------------------------------------------------------------
@@ -475,6 +529,15 @@ export class PostgresStore implements JobStore {
     if (this.#closed) throw new StoreClosedError();
   }
 
+  /** `caller`, once it is proven to reach this store's database and schema. */
+  async #caller(caller: PostgresQueryExecutor, operation: string): Promise<PostgresQueryExecutor> {
+    if (typeof caller?.query !== "function") {
+      throw new InvalidTransactionError("expected an executor with query(sql, values) running in your transaction");
+    }
+    await this.#callerCheck.check(caller, operation);
+    return caller;
+  }
+
   /** Refuses a closed store and, once per store, a schema it cannot run against. */
   async #open(): Promise<void> {
     this.#assertOpen();
@@ -484,4 +547,11 @@ export class PostgresStore implements JobStore {
     });
     await this.#ready;
   }
+}
+
+const noHintsLeft = (): void => undefined;
+
+function requireWorkflow(request: Omit<EnqueueWorkflowRequest, "tx">): void {
+  if (typeof request?.workflow !== "object" || request.workflow === null) throw new InvalidInputError("workflow", "must be an object");
+  requireInstant(request.now, "now");
 }

@@ -171,42 +171,31 @@ export class Executor {
   }
 
   /**
-   * Runs `body` inside the caller's open transaction on `client`, wrapped in a savepoint: a
-   * batch that is refused (`keep(result)` false) or throws is rolled back to the savepoint and
-   * leaves the caller's transaction usable.
+   * Runs `body` inside the caller's open transaction, reached through `caller`, wrapped in a
+   * savepoint: a batch that is refused (`keep(result)` false) or throws is rolled back to the
+   * savepoint and leaves the caller's transaction usable.
    *
-   * The savepoint doubles as the proof that `client` is inside an open transaction block:
+   * The savepoint doubles as the proof that `caller` is inside an open transaction block:
    * PostgreSQL refuses `SAVEPOINT` outside one (SQLSTATE 25P01) and inside a failed one (25P02),
    * without starting an implicit transaction. Checks on `txid_current_if_assigned()` or
    * timestamps cannot tell "no transaction" from "a transaction that has not written yet".
    */
   async runInCallerTransaction<T>(
-    client: PostgresClient,
+    caller: PostgresQueryExecutor,
     operation: string,
     keep: (result: T) => boolean,
     body: (session: Session) => Promise<T>,
   ): Promise<T> {
-    if (typeof client !== "object" || client === null || typeof client.query !== "function") {
-      throw new InvalidTransactionError("tx must be a pg client (with query()) on which BEGIN was run");
-    }
     try {
-      await run(client, SAVEPOINT, [], false);
+      await caller.query(SAVEPOINT.text, []);
     } catch (error) {
-      const state = sqlState(error);
-      if (state === "25P01") throw new InvalidTransactionError("the client has no open transaction (run BEGIN first, and not after COMMIT or ROLLBACK)");
-      if (state === "25P02") throw new InvalidTransactionError("the transaction has failed; roll it back");
-      if (state === undefined && error instanceof Error && /not queryable|has been released|closed/i.test(error.message)) {
-        throw new InvalidTransactionError(`the client cannot run queries: ${error.message}`);
-      }
-      throw toStoreError(error, operation);
+      throw callerTransactionError(error, operation);
     }
     const hook = this.#hook();
     const session: Session = {
       transactional: true,
       callerTransaction: true,
-      // Unnamed statements only: a caller's connection may be reset (DISCARD ALL) behind the
-      // driver's back, and named statements cached for it would then fail.
-      query: (statement, values = []) => run(client, statement, values, false),
+      query: async (statement, values = []) => [...(await caller.query(statement.text, values))],
       step: async (step) => {
         if (hook !== null) await hook({ operation, step });
       },
@@ -215,7 +204,7 @@ export class Executor {
     try {
       result = await body(session);
     } catch (error) {
-      await this.#undoSavepoint(client);
+      await this.#undoSavepoint(caller);
       const state = sqlState(error);
       if (state === "42P01" || state === "3F000") {
         throw new InvalidTransactionError(`the transaction's database has no Belay schema here (${(error as Error).message})`);
@@ -223,20 +212,57 @@ export class Executor {
       throw toStoreError(error, operation);
     }
     try {
-      if (keep(result)) await run(client, RELEASE_SAVEPOINT, [], false);
-      else await this.#undoSavepoint(client);
+      if (keep(result)) await caller.query(RELEASE_SAVEPOINT.text, []);
+      else await this.#undoSavepoint(caller);
     } catch (error) {
       throw toStoreError(error, operation);
     }
     return result;
   }
 
-  async #undoSavepoint(client: PostgresClient): Promise<void> {
+  async #undoSavepoint(caller: PostgresQueryExecutor): Promise<void> {
     try {
-      await run(client, ROLLBACK_TO_SAVEPOINT, [], false);
-      await run(client, RELEASE_SAVEPOINT, [], false);
+      await caller.query(ROLLBACK_TO_SAVEPOINT.text, []);
+      await caller.query(RELEASE_SAVEPOINT.text, []);
     } catch {
       // The connection or transaction is gone; the caller's own COMMIT or ROLLBACK will say so.
     }
   }
+}
+
+/**
+ * A way to run SQL inside a transaction the caller holds open on the store's database — what
+ * `PostgresStore#enqueueThrough` accepts. `query` runs one statement with its `$n` placeholders
+ * bound to `values`, on that transaction's connection, and resolves to the rows it returns.
+ * Rows may come with the caller's own type parsing (bigint as text, as `pg` does by default):
+ * the store converts what it reads.
+ *
+ * With Kysely: `(sql, values) => trx.executeQuery(CompiledQuery.raw(sql, [...values])).then((r) => r.rows)`
+ * (what `@belay/kysely` does).
+ */
+export interface PostgresQueryExecutor {
+  query(sql: string, values: readonly unknown[]): Promise<readonly Row[]>;
+}
+
+/**
+ * The caller's `pg` client as an executor (`enqueue({ tx })`), with this package's type parsers.
+ * Unnamed statements only: a caller's connection may be reset (DISCARD ALL) behind the driver's
+ * back, and named statements cached for it would then fail.
+ */
+export function clientExecutor(client: unknown): PostgresQueryExecutor {
+  if (typeof client !== "object" || client === null || typeof (client as PostgresClient).query !== "function") {
+    throw new InvalidTransactionError("tx must be a pg client (with query()) on which BEGIN was run");
+  }
+  return { query: (text, values) => run(client as PostgresClient, { name: undefined, text }, values, false) };
+}
+
+/** Why a caller's transaction cannot be used, from the error its first statement raised. */
+export function callerTransactionError(error: unknown, operation: string): unknown {
+  const state = sqlState(error);
+  if (state === "25P01") return new InvalidTransactionError("the client has no open transaction (run BEGIN first, and not after COMMIT or ROLLBACK)");
+  if (state === "25P02") return new InvalidTransactionError("the transaction has failed; roll it back");
+  if (state === undefined && error instanceof Error && /not queryable|has been released|closed/i.test(error.message)) {
+    return new InvalidTransactionError(`the client cannot run queries: ${error.message}`);
+  }
+  return toStoreError(error, operation);
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { type PostgresTarget, postgresTarget, randomSchemaName } from "@belay/conformance";
 import pg from "pg";
 
 /**
@@ -7,12 +7,10 @@ import pg from "pg";
  *  2. a testcontainers container, when a Docker engine answers;
  *  3. nothing: the suite is skipped with a loud reason — except under `CI=true`, where a
  *     missing PostgreSQL fails the run instead of turning into "all green, nothing ran".
+ * The policy itself is `postgresTarget` of `@belay/conformance`, shared with the other packages
+ * whose tests need a server.
  */
-export interface PgTarget {
-  readonly url: string | undefined;
-  readonly reason: string;
-  stop(): Promise<void>;
-}
+export type PgTarget = PostgresTarget;
 
 async function containerRuntimeAvailable(): Promise<boolean> {
   try {
@@ -24,28 +22,18 @@ async function containerRuntimeAvailable(): Promise<boolean> {
   }
 }
 
-let shared: Promise<PgTarget> | undefined;
-
-async function resolve(): Promise<PgTarget> {
-  const external = process.env["BELAY_TEST_POSTGRES_URL"];
-  if (external) return { url: external, reason: "BELAY_TEST_POSTGRES_URL", stop: async () => {} };
-  if (await containerRuntimeAvailable()) {
-    const { GenericContainer, Wait } = await import("testcontainers");
-    const container = await new GenericContainer("postgres:16-alpine")
-      .withEnvironment({ POSTGRES_PASSWORD: "belay" })
-      .withExposedPorts(5432)
-      .withWaitStrategy(Wait.forLogMessage(/ready to accept connections/, 2))
-      .start();
-    return {
-      url: `postgres://postgres:belay@${container.getHost()}:${container.getMappedPort(5432)}/postgres`,
-      reason: "testcontainers",
-      stop: async () => void (await container.stop()),
-    };
-  }
+async function startContainer(): Promise<PgTarget | undefined> {
+  if (!(await containerRuntimeAvailable())) return undefined;
+  const { GenericContainer, Wait } = await import("testcontainers");
+  const container = await new GenericContainer("postgres:16-alpine")
+    .withEnvironment({ POSTGRES_PASSWORD: "belay" })
+    .withExposedPorts(5432)
+    .withWaitStrategy(Wait.forLogMessage(/ready to accept connections/, 2))
+    .start();
   return {
-    url: undefined,
-    reason: "no BELAY_TEST_POSTGRES_URL and no container runtime (Docker) reachable",
-    stop: async () => {},
+    url: `postgres://postgres:belay@${container.getHost()}:${container.getMappedPort(5432)}/postgres`,
+    reason: "testcontainers",
+    stop: async () => void (await container.stop()),
   };
 }
 
@@ -53,20 +41,13 @@ async function resolve(): Promise<PgTarget> {
  * The PostgreSQL of this test file. Throws under `CI=true` when there is none; otherwise warns
  * loudly and returns a target without a URL (callers skip with `describe.skipIf`).
  */
-export async function pgTarget(file: string): Promise<PgTarget> {
-  shared ??= resolve();
-  const target = await shared;
-  if (target.url === undefined) {
-    const message = `[postgres] ${file}: no PostgreSQL — ${target.reason}. Set BELAY_TEST_POSTGRES_URL=postgres://user@host:5432/db.`;
-    if (process.env["CI"] === "true") throw new Error(`${message} Under CI a missing database fails the run.`);
-    console.warn(`${message} SKIPPING these tests.`);
-  }
-  return target;
+export function pgTarget(file: string): Promise<PgTarget> {
+  return postgresTarget(file, { start: startContainer });
 }
 
 /** A fresh schema name owned by one test file (or one store). */
 export function randomSchema(prefix: string): string {
-  return `belay_test_${prefix}_${randomBytes(5).toString("hex")}`;
+  return randomSchemaName(prefix);
 }
 
 /** Drops a test schema and everything in it. */

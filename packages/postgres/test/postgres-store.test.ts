@@ -1,7 +1,7 @@
 import { type JobStore, type NewJob, isBelayError } from "@belay/contract";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresStore } from "../src/index.js";
+import { type PostgresQueryExecutor, PostgresStore } from "../src/index.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 
 // What the conformance suite cannot know about this adapter: its configuration, the caller's
@@ -131,6 +131,54 @@ describe.skipIf(url === undefined)(`postgres store against a database (${target.
       const ids = (await store.listJobs()).jobs.map((j) => j.id);
       expect(ids).toEqual(["before", "after"]);
       expect(await store.getDependencies("before")).toEqual({ parents: [], children: [] });
+    });
+
+    it("enqueueThrough: the same SQL through a caller's executor whose driver returns bigint as text", async () => {
+      const store = await freshStore();
+      const client = await pool.connect();
+      // pg's default parsing, as Kysely's dialect leaves it: int8 arrives as a string.
+      const executor: PostgresQueryExecutor = { query: async (sql, values) => (await client.query(sql, [...values])).rows };
+      try {
+        await client.query("BEGIN");
+        await store.enqueue({ jobs: [job("p")], now: T, tx: client });
+        const { result } = await store.enqueueThrough(executor, { jobs: [job("p"), job("c", { parentIds: ["p"] }), job("d")], now: T });
+        expect(result).toEqual([
+          { id: "p", status: "duplicate", state: "scheduled" },
+          { id: "c", status: "created", state: "awaitingParents", seq: expect.any(Number) },
+          { id: "d", status: "created", state: "scheduled", seq: expect.any(Number) },
+        ]);
+        const flow = await store.enqueueWorkflowThrough(executor, { workflow: { id: "wf", name: "wf", jobs: [job("m1"), job("m2", { parentIds: ["m1"] })] }, now: T });
+        expect(flow.result).toMatchObject({ status: "created", jobs: [{ id: "m1", seq: expect.any(Number) }, { id: "m2", seq: expect.any(Number) }] });
+        expect(await store.getJob("c"), "invisible before the commit").toBeNull();
+        await client.query("COMMIT");
+      } finally {
+        client.release();
+      }
+      expect(await store.getDependencies("c")).toMatchObject({ parents: [{ jobId: "p" }] });
+      expect(await store.getWorkflow("wf")).toMatchObject({ jobCount: 2 });
+    });
+
+    it("enqueueThrough refuses an executor outside a transaction, in a failed one, or on a database without the schema", async () => {
+      const store = await freshStore();
+      const other = await freshStore();
+      const client = await pool.connect();
+      const executor: PostgresQueryExecutor = { query: async (sql, values) => (await client.query(sql, [...values])).rows };
+      try {
+        expect(await codeOf(() => store.enqueueThrough(executor, { jobs: [job("a")], now: T }))).toBe("BELAY_INVALID_TRANSACTION");
+        await client.query("BEGIN");
+        await client.query("SELECT 1/0").catch(() => undefined);
+        expect(await codeOf(() => store.enqueueThrough(executor, { jobs: [job("a")], now: T }))).toBe("BELAY_INVALID_TRANSACTION");
+        await client.query("ROLLBACK");
+        await client.query("BEGIN");
+        await client.query(`DROP SCHEMA "${other.schema}" CASCADE`);
+        expect(await codeOf(() => other.enqueueThrough(executor, { jobs: [job("a")], now: T }))).toBe("BELAY_INVALID_TRANSACTION");
+        await client.query("ROLLBACK");
+        expect(await codeOf(() => store.enqueueThrough({} as never, { jobs: [job("a")], now: T }))).toBe("BELAY_INVALID_TRANSACTION");
+      } finally {
+        client.release();
+      }
+      expect(await store.getJob("a")).toBeNull();
+      expect(await other.getJob("a")).toBeNull();
     });
 
     it("a hint from inside the caller's transaction is heard at its commit, never before", async () => {

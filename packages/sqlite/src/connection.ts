@@ -60,8 +60,12 @@ export function asStoreError(error: unknown): unknown {
  * in-memory or temporary database. Used to check a caller's transaction is on the store's file.
  */
 export function mainFileOf(db: Connection): string | null {
-  const rows = db.pragma("database_list") as { name: string; file: string }[];
-  const file = rows.find((row) => row.name === "main")?.file ?? "";
+  return resolveMainFile(db.pragma("database_list") as { name: string; file: string }[]);
+}
+
+/** The resolved main file named by the rows of `PRAGMA database_list`, or `null` when it has none. */
+export function resolveMainFile(databases: readonly { name: string; file: string }[]): string | null {
+  const file = databases.find((row) => row.name === "main")?.file ?? "";
   if (file === "") return null;
   try {
     return realpathSync(file);

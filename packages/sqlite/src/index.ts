@@ -5,5 +5,7 @@
 export { SqliteStore } from "./sqlite-store.js";
 export { resolveSqliteStoreConfig, DEFAULT_TABLE_PREFIX, DEFAULT_BUSY_TIMEOUT_MS } from "./sqlite-store-config.js";
 export type { SqliteStoreConfig, ResolvedSqliteStoreConfig } from "./sqlite-store-config.js";
+/** Enqueue inside a transaction held through another driver: see `SqliteStore#enqueueThrough`. */
+export type { SqliteQueryExecutor, SqliteRow, EnqueuedThrough } from "./caller-transaction.js";
 export { SCHEMA_VERSION, MIGRATIONS } from "./migrations/index.js";
 export type { Migration } from "./migrations/index.js";

@@ -61,6 +61,7 @@ import {
   type WorkflowPage,
   type WorkflowRecord,
   InvalidInputError,
+  InvalidTransactionError,
   StoreClosedError,
   assertClaimObserverDeliveriesRequest,
   assertClaimRequest,
@@ -85,8 +86,17 @@ import {
   requireInstant,
   resolveBounds,
 } from "@belay/contract";
+import {
+  type CallerExecutor,
+  type EnqueuedThrough,
+  type SqliteQueryExecutor,
+  callerConnection,
+  checkCallerTransaction,
+  connectionExecutor,
+  runInCallerTransaction,
+} from "./caller-transaction.js";
 import { type Connection, Statements, asStoreError, mainFileOf, openConnection } from "./connection.js";
-import { callerConnection } from "./caller-transaction.js";
+import { type Io, SqlTexts, onStatements } from "./io.js";
 import { assertSchema, migrate } from "./migrate.js";
 import { Mutex } from "./mutex.js";
 import { listAuditRecords } from "./sql/audit.js";
@@ -113,7 +123,7 @@ import { suggestTags } from "./sql/suggest-tags.js";
 import { enqueueWorkflow, getWorkflow, listWorkflows } from "./sql/workflows.js";
 import { type ResolvedSqliteStoreConfig, type SqliteStoreConfig, resolveSqliteStoreConfig } from "./sqlite-store-config.js";
 import { type Tables, tablesFor } from "./tables.js";
-import { type OpContext, type Steps, TransactionRunner, inCallerTransaction } from "./transaction.js";
+import { type IoContext, type OpContext, type Steps, TransactionRunner } from "./transaction.js";
 
 function requireLimit(value: unknown, field: string): void {
   if (value !== undefined && (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1)) {
@@ -154,9 +164,10 @@ export class SqliteStore implements JobStore {
   readonly #runner: TransactionRunner;
   readonly #mutex = new Mutex();
   readonly #listeners = new Set<HintListener>();
-  readonly #callerStatements = new WeakMap<Connection, Statements>();
+  readonly #texts: SqlTexts;
+  readonly #callerExecutors = new WeakMap<Connection, CallerExecutor>();
   #hook: StepHook | null = null;
-  #ownFile: string | null | undefined;
+  #ownFileCache: string | null | undefined;
   #schemaChecked = false;
   #closed = false;
 
@@ -167,6 +178,7 @@ export class SqliteStore implements JobStore {
     this.#tables = tablesFor(this.#config.tablePrefix);
     this.#db = openConnection(this.#config);
     this.#q = new Statements(this.#db, this.#tables);
+    this.#texts = new SqlTexts(this.#tables);
     this.#runner = new TransactionRunner(this.#db, this.#config.busyTimeoutMs);
     this.capabilities = Object.freeze({
       name: "sqlite",
@@ -226,17 +238,53 @@ export class SqliteStore implements JobStore {
   async enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
     requireArray(request?.jobs, "jobs");
     requireInstant(request.now, "now");
-    const body = (ctx: OpContext) => enqueue(ctx, request.jobs, request.now);
-    if (request.tx !== undefined) return this.#inCallerTransaction(request.tx, body, (r) => !r.some((x) => x.status === "rejected"));
-    return this.#write("enqueue", body);
+    const body = (ctx: IoContext) => enqueue(ctx, request.jobs, request.now);
+    if (request.tx !== undefined) return (await this.#inCallerConnection(request.tx, "enqueue", body, keepEnqueue)).result;
+    return this.#write("enqueue", (ctx) => onStatements(ctx.q, body(ctx)));
   }
 
   async enqueueWorkflow(request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult> {
-    if (typeof request?.workflow !== "object" || request.workflow === null) throw new InvalidInputError("workflow", "must be an object");
+    requireWorkflow(request);
+    const body = (ctx: IoContext) => enqueueWorkflow(ctx, request.workflow, request.now);
+    if (request.tx !== undefined) return (await this.#inCallerConnection(request.tx, "enqueueWorkflow", body, keepWorkflow)).result;
+    return this.#write("enqueueWorkflow", (ctx) => onStatements(ctx.q, body(ctx)));
+  }
+
+  /**
+   * Enqueues inside a transaction you hold open on the store's file through a driver of your own
+   * (Kysely, or any async SQLite driver): `executor` runs the store's statements on that
+   * transaction's connection. The same SQL as `enqueue`, under a savepoint, so a rejected call
+   * leaves your transaction intact; the jobs exist only if your transaction commits.
+   *
+   * Throws `InvalidTransactionError` unless `executor` is inside an open transaction on this
+   * store's file. Calls on one transaction must not overlap (await each before the next).
+   * Wake-up hints wait for you: call `afterCommit()` of the result once your transaction has
+   * committed.
+   *
+   * @example
+   * ```ts
+   * const { result, afterCommit } = await store.enqueueThrough(
+   *   { query: async (sql, values) => (await trx.executeQuery(CompiledQuery.raw(sql, [...values]))).rows },
+   *   { jobs: [job], now: Date.now() },
+   * );
+   * ```
+   */
+  async enqueueThrough(
+    executor: SqliteQueryExecutor,
+    request: Omit<EnqueueRequest, "tx">,
+  ): Promise<EnqueuedThrough<readonly EnqueueResult[]>> {
+    requireArray(request?.jobs, "jobs");
     requireInstant(request.now, "now");
-    const body = (ctx: OpContext) => enqueueWorkflow(ctx, request.workflow, request.now);
-    if (request.tx !== undefined) return this.#inCallerTransaction(request.tx, body, (r) => r.status === "created");
-    return this.#write("enqueueWorkflow", body);
+    return this.#through(executor, "enqueue", (ctx) => enqueue(ctx, request.jobs, request.now), keepEnqueue);
+  }
+
+  /** {@link enqueueThrough} for a workflow: the workflow and all its members, atomically. */
+  async enqueueWorkflowThrough(
+    executor: SqliteQueryExecutor,
+    request: Omit<EnqueueWorkflowRequest, "tx">,
+  ): Promise<EnqueuedThrough<EnqueueWorkflowResult>> {
+    requireWorkflow(request);
+    return this.#through(executor, "enqueueWorkflow", (ctx) => enqueueWorkflow(ctx, request.workflow, request.now), keepWorkflow);
   }
 
   // ---- execution -----------------------------------------------------------------------------
@@ -467,17 +515,22 @@ export class SqliteStore implements JobStore {
       this.#assertSchema();
       const ctx = this.#context(this.#q, new Set());
       const result = await this.#runner.write(operation, this.#hook, () => body(ctx));
-      for (const queue of ctx.hinted!) {
-        for (const listener of [...this.#listeners]) {
-          try {
-            listener(queue);
-          } catch {
-            // A listener's failure is its own; hints are advisory and the write has committed.
-          }
-        }
-      }
+      this.#announce(ctx.hinted!);
       return result;
     });
+  }
+
+  /** Tells the hint listeners about `queues`; call only after the work committed. */
+  #announce(queues: Iterable<string>): void {
+    for (const queue of queues) {
+      for (const listener of [...this.#listeners]) {
+        try {
+          listener(queue);
+        } catch {
+          // A listener's failure is its own; hints are advisory and the write has committed.
+        }
+      }
+    }
   }
 
   /** Runs a read under the store's lock; `snapshot` wraps several statements in one read transaction. */
@@ -495,20 +548,64 @@ export class SqliteStore implements JobStore {
     });
   }
 
-  /**
-   * Runs an enqueue on the caller's connection inside the caller's transaction, synchronously:
-   * nothing of the store's own connection is involved, so it needs neither the lock nor a BEGIN.
-   */
-  async #inCallerTransaction<T>(tx: unknown, body: (ctx: OpContext) => Steps<T>, keep: (result: T) => boolean): Promise<T> {
-    this.#assertOpen();
-    if (this.#ownFile === undefined) this.#ownFile = mainFileOf(this.#db);
-    const db = callerConnection(tx, this.#db, this.#ownFile);
-    this.#assertSchema();
-    let q = this.#callerStatements.get(db);
-    if (q === undefined) {
-      q = new Statements(db, this.#tables);
-      this.#callerStatements.set(db, q);
-    }
-    return inCallerTransaction(db, () => body(this.#context(q, null)), keep);
+  #ownFile(): string | null {
+    if (this.#ownFileCache === undefined) this.#ownFileCache = mainFileOf(this.#db);
+    return this.#ownFileCache;
   }
+
+  /**
+   * Runs an enqueue on the caller's better-sqlite3 connection inside the caller's transaction:
+   * the same path as {@link enqueueThrough}, with an executor that answers synchronously.
+   * Nothing of the store's own connection is involved, so it needs neither the lock nor a BEGIN.
+   */
+  async #inCallerConnection<T>(
+    tx: unknown,
+    operation: string,
+    body: (ctx: IoContext) => Io<T>,
+    keep: (result: T) => boolean,
+  ): Promise<EnqueuedThrough<T>> {
+    this.#assertOpen();
+    const db = callerConnection(tx, this.#db, this.#ownFile());
+    let executor = this.#callerExecutors.get(db);
+    if (executor === undefined) {
+      executor = connectionExecutor(db);
+      this.#callerExecutors.set(db, executor);
+    }
+    return this.#inCallerTransaction(executor, operation, body, keep);
+  }
+
+  /** Checks `executor` is inside an open transaction on this store's file, then runs the enqueue there. */
+  async #through<T>(
+    executor: SqliteQueryExecutor,
+    operation: string,
+    body: (ctx: IoContext) => Io<T>,
+    keep: (result: T) => boolean,
+  ): Promise<EnqueuedThrough<T>> {
+    this.#assertOpen();
+    if (typeof executor?.query !== "function") {
+      throw new InvalidTransactionError("expected an executor with query(sql, values) running in your transaction");
+    }
+    await checkCallerTransaction(executor, this.#ownFile());
+    return this.#inCallerTransaction(executor, operation, body, keep);
+  }
+
+  async #inCallerTransaction<T>(
+    executor: CallerExecutor,
+    operation: string,
+    body: (ctx: IoContext) => Io<T>,
+    keep: (result: T) => boolean,
+  ): Promise<EnqueuedThrough<T>> {
+    this.#assertSchema();
+    const ctx: IoContext = { bounds: this.#bounds, history: this.#config.historyPolicy, hinted: new Set() };
+    const result = await runInCallerTransaction(executor, this.#texts, body(ctx), keep, (step) => this.#hook?.({ operation, step }));
+    return { result, afterCommit: () => this.#announce(ctx.hinted!) };
+  }
+}
+
+const keepEnqueue = (results: readonly EnqueueResult[]): boolean => !results.some((r) => r.status === "rejected");
+const keepWorkflow = (result: EnqueueWorkflowResult): boolean => result.status === "created";
+
+function requireWorkflow(request: Omit<EnqueueWorkflowRequest, "tx">): void {
+  if (typeof request?.workflow !== "object" || request.workflow === null) throw new InvalidInputError("workflow", "must be an object");
+  requireInstant(request.now, "now");
 }

@@ -1,14 +1,18 @@
 import { type Bounds, type HistoryPolicy, type StepHook, TransientStoreError } from "@belay/contract";
 import { type Connection, LOCK_SLICE_MS, type Statement, type Statements, asStoreError, isLockError } from "./connection.js";
 
-/** What every database operation in `sql/` receives. */
-export interface OpContext {
-  /** Prepared statements of the connection the operation runs on. */
-  readonly q: Statements;
+/** What an operation written as `Io` receives: no connection, since its driver runs its queries. */
+export interface IoContext {
   readonly bounds: Readonly<Bounds>;
   readonly history: HistoryPolicy;
-  /** Queues that received a job due now, for wake-up hints; `null` in a caller-owned transaction. */
+  /** Queues that received a job due now, for wake-up hints after commit; `null`: none to send. */
   readonly hinted: Set<string> | null;
+}
+
+/** What every database operation in `sql/` receives. */
+export interface OpContext extends IoContext {
+  /** Prepared statements of the connection the operation runs on. */
+  readonly q: Statements;
 }
 
 /**
@@ -19,7 +23,7 @@ export interface OpContext {
 export type Steps<T> = Generator<string, T, void>;
 
 /** Notes that `queue` received a job that is due at `now` (hinted after commit). */
-export function noteDue(ctx: OpContext, queue: string, dueAt: number, now: number): void {
+export function noteDue(ctx: IoContext, queue: string, dueAt: number, now: number): void {
   if (ctx.hinted !== null && dueAt <= now) ctx.hinted.add(queue);
 }
 
@@ -126,31 +130,5 @@ export class TransactionRunner {
       waited += delay + Math.min(this.#budgetMs, LOCK_SLICE_MS);
     }
     throw new TransientStoreError(`the database stayed locked by another connection for ${this.#budgetMs} ms; nothing was committed`);
-  }
-}
-
-/**
- * Runs `body` inside a caller's open transaction on `db`, under a savepoint: a body that throws,
- * or whose result `keep` refuses, leaves the caller's transaction exactly as it was. Never
- * begins or commits: the rows commit or roll back with the caller's transaction.
- */
-export function inCallerTransaction<T>(db: Connection, body: () => Steps<T>, keep: (result: T) => boolean): T {
-  db.exec("SAVEPOINT belay_enqueue");
-  try {
-    const steps = body();
-    let next = steps.next();
-    while (!next.done) next = steps.next();
-    if (!keep(next.value)) db.exec("ROLLBACK TO belay_enqueue");
-    db.exec("RELEASE belay_enqueue");
-    return next.value;
-  } catch (error) {
-    try {
-      db.exec("ROLLBACK TO belay_enqueue");
-      db.exec("RELEASE belay_enqueue");
-    } catch {
-      // SQLite may already have rolled the whole transaction back (e.g. on SQLITE_BUSY); the
-      // caller's COMMIT will then fail and tell them.
-    }
-    throw asStoreError(error);
   }
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type NewJob, isBelayError } from "@belay/contract";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteStore } from "../src/index.js";
+import { type SqliteQueryExecutor, SqliteStore } from "../src/index.js";
 
 // What the conformance suite cannot see: configuration, the schema version check, connection
 // setup, wake-up hints, the caller's-transaction rules and lock errors.
@@ -240,6 +240,23 @@ describe("sqlite: enqueue in the caller's transaction", () => {
     await store.close();
   });
 
+  it("overlapping calls on the caller's connection never interleave inside each other's savepoints", async () => {
+    const path = freshPath();
+    const store = await migrated(path);
+    const db = withAppTable(path);
+    db.exec("BEGIN");
+    const calls = await Promise.all([
+      store.enqueue({ jobs: [job("one"), job("two")], now: T, tx: db }),
+      store.enqueue({ jobs: [job("three"), job("orphan", { parentIds: ["ghost"] })], now: T, tx: db }),
+      store.enqueueWorkflow({ workflow: { id: "wf", name: "wf", jobs: [job("four")] }, now: T, tx: db }),
+    ]);
+    expect(calls[1].map((r) => r.status)).toEqual(["notWritten", "rejected"]);
+    db.exec("COMMIT");
+    expect((await store.listJobs()).jobs.map((j) => j.id)).toEqual(["one", "two", "four"]);
+    db.close();
+    await store.close();
+  });
+
   it("accepts a connection that reaches the same file through another path", async () => {
     const path = freshPath();
     const store = await migrated(path);
@@ -251,6 +268,93 @@ describe("sqlite: enqueue in the caller's transaction", () => {
     db.exec("COMMIT");
     db.close();
     expect(await store.getJob("via-link")).not.toBeNull();
+    await store.close();
+  });
+});
+
+describe("sqlite: enqueue through a caller's executor (enqueueThrough)", () => {
+  /** An async executor on the application's own connection, as a driver like Kysely's would be. */
+  function executorOn(db: Database.Database): SqliteQueryExecutor & { readonly statements: string[] } {
+    const statements: string[] = [];
+    return {
+      statements,
+      async query(sql, values) {
+        statements.push(sql);
+        await Promise.resolve();
+        const statement = db.prepare(sql);
+        if (statement.reader) return statement.all(...values) as Record<string, unknown>[];
+        statement.run(...values);
+        return [];
+      },
+    };
+  }
+
+  it("writes with the store's own SQL inside the caller's transaction; hints wait for afterCommit", async () => {
+    const path = freshPath();
+    const store = await migrated(path);
+    const heard: string[] = [];
+    store.subscribeHints((queue) => heard.push(queue));
+    const db = new Database(path);
+    db.exec("BEGIN");
+    const executor = executorOn(db);
+    const { result, afterCommit } = await store.enqueueThrough(executor, { jobs: [job("a", { queue: "mail" }), job("b", { parentIds: ["a"] })], now: T });
+    expect(result).toMatchObject([
+      { id: "a", status: "created", state: "scheduled", seq: expect.any(Number) },
+      { id: "b", status: "created", state: "awaitingParents", seq: expect.any(Number) },
+    ]);
+    expect(executor.statements.filter((sql) => /belay_enqueue/.test(sql))).toEqual(["SAVEPOINT belay_enqueue", "RELEASE belay_enqueue"]);
+    expect(await store.getJob("a"), "invisible before the commit").toBeNull();
+    db.exec("COMMIT");
+    expect(heard, "no hint until told of the commit").toEqual([]);
+    afterCommit();
+    expect(heard).toEqual(["mail"]);
+    expect(await store.getDependencies("b")).toMatchObject({ parents: [{ jobId: "a" }] });
+
+    db.exec("BEGIN");
+    const flow = await store.enqueueWorkflowThrough(executorOn(db), { workflow: { id: "wf", name: "wf", jobs: [job("m1"), job("m2", { parentIds: ["m1"] })] }, now: T });
+    expect(flow.result).toMatchObject({ status: "created", jobs: [{ id: "m1" }, { id: "m2", state: "awaitingParents" }] });
+    db.exec("ROLLBACK");
+    expect(await store.getWorkflow("wf")).toBeNull();
+    db.close();
+    await store.close();
+  });
+
+  it("reads integers the caller's driver returns as bigint", async () => {
+    const path = freshPath();
+    const store = await migrated(path);
+    const db = new Database(path);
+    db.defaultSafeIntegers(true);
+    db.exec("BEGIN");
+    await store.enqueueThrough(executorOn(db), { jobs: [job("p")], now: T });
+    const { result } = await store.enqueueThrough(executorOn(db), { jobs: [job("p"), job("c", { parentIds: ["p"] })], now: T });
+    expect(result).toMatchObject([{ status: "duplicate", state: "scheduled" }, { status: "created", seq: expect.any(Number) }]);
+    db.exec("COMMIT");
+    db.close();
+    await store.close();
+  });
+
+  it("refuses an executor outside a transaction (leaving none open), on another file or in memory", async () => {
+    const path = freshPath();
+    const store = await migrated(path);
+    const idle = new Database(path);
+    const other = new Database(freshPath());
+    other.exec("BEGIN");
+    const memory = new Database(":memory:");
+    memory.exec("BEGIN");
+    for (const [db, reason] of [
+      [idle, "no transaction"],
+      [other, "another file"],
+      [memory, "in memory"],
+    ] as const) {
+      const error = await errorOf(() => store.enqueueThrough(executorOn(db), { jobs: [job("x")], now: T }));
+      expect(error, reason).toMatchObject({ code: "BELAY_INVALID_TRANSACTION" });
+    }
+    expect(idle.inTransaction, "the probe leaves no transaction behind").toBe(false);
+    const broken = { query: async () => Promise.reject(new Error("connection lost")) };
+    expect(await errorOf(() => store.enqueueThrough(broken, { jobs: [job("x")], now: T }))).toMatchObject({ code: "BELAY_INVALID_TRANSACTION" });
+    expect(await errorOf(() => store.enqueueThrough({} as never, { jobs: [job("x")], now: T }))).toMatchObject({ code: "BELAY_INVALID_TRANSACTION" });
+    expect(await store.getJob("x")).toBeNull();
+    for (const db of [idle, other, memory]) db.close();
     await store.close();
   });
 });

@@ -8,10 +8,9 @@ import {
   validateNewJob,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
-import type { PostgresClient } from "../pool.js";
-import type { Session } from "../session.js";
+import type { PostgresQueryExecutor, Session } from "../session.js";
 import { type PlannedInsert, insertJobs, notifyQueues, parentsAndExisting } from "./insert-jobs.js";
-import { CANCELLED, SCHEDULED, stateOf } from "./rows.js";
+import { CANCELLED, SCHEDULED, stateOf, toInt } from "./rows.js";
 
 type Plan =
   | { readonly kind: "create"; readonly job: NormalizedNewJob }
@@ -78,8 +77,11 @@ function rejectedResults(plans: readonly Plan[]): EnqueueResult[] {
 
 const STATE_BY_ID = (S: string) => `SELECT id, state FROM ${S}.jobs WHERE id = ANY($1::text[])`;
 
-/** See `JobStore.enqueue`: one statement without parents, a transaction with them. */
-export async function enqueue(ctx: StoreContext, request: EnqueueRequest): Promise<EnqueueResult[]> {
+/**
+ * See `JobStore.enqueue`: one statement without parents, a transaction with them. With `caller`,
+ * inside the caller's transaction instead (its hints ride that transaction as NOTIFY).
+ */
+export async function enqueue(ctx: StoreContext, request: EnqueueRequest, caller?: PostgresQueryExecutor): Promise<EnqueueResult[]> {
   const { jobs, now } = request;
   if (jobs.length === 0) return [];
   if (jobs.length > ctx.bounds.enqueueBatch) {
@@ -117,7 +119,7 @@ export async function enqueue(ctx: StoreContext, request: EnqueueRequest): Promi
     const unknown = [...byId.values()].filter((e) => e.outcome.seq === null && e.outcome.existingState === null).map((e) => e.insert.job.id);
     const raced = new Map<string, number>();
     if (unknown.length > 0) {
-      for (const row of await session.query(ctx.sql.get("stateById", STATE_BY_ID), [unknown])) raced.set(row["id"] as string, row["state"] as number);
+      for (const row of await session.query(ctx.sql.get("stateById", STATE_BY_ID), [unknown])) raced.set(row["id"] as string, toInt(row["state"]));
     }
     const results: EnqueueResult[] = plans.map((p) => {
       if (p.kind === "rejected") throw new Error("unreachable: rejected plans return early");
@@ -137,8 +139,8 @@ export async function enqueue(ctx: StoreContext, request: EnqueueRequest): Promi
     return results;
   };
 
-  if (request.tx !== undefined) {
-    return ctx.executor.runInCallerTransaction(request.tx as PostgresClient, "enqueue", (r) => !r.some((x) => x.status === "rejected"), body);
+  if (caller !== undefined) {
+    return ctx.executor.runInCallerTransaction(caller, "enqueue", (r) => !r.some((x) => x.status === "rejected"), body);
   }
   const results = await ctx.executor.run("enqueue", parentIds.length > 0 ? "transaction" : "autocommit", body);
   ctx.hint(due.queues);

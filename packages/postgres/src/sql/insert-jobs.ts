@@ -1,6 +1,6 @@
 import type { Instant, NormalizedNewJob } from "@belay/contract";
 import type { Session, SqlCache } from "../session.js";
-import { encodeIds, encodeTags, modeCode } from "./rows.js";
+import { encodeIds, encodeTags, modeCode, toInt } from "./rows.js";
 
 /** A job ready to insert: validated, with its initial state decided. */
 export interface PlannedInsert {
@@ -112,8 +112,8 @@ export async function insertJobs(
     planned.map((p) => parentsHere.has(p.job.id)),
   ]);
   return rows.map((row) => ({
-    seq: (row["seq"] as number | null) ?? null,
-    existingState: (row["existing_state"] as number | null) ?? null,
+    seq: row["seq"] == null ? null : toInt(row["seq"]),
+    existingState: row["existing_state"] == null ? null : toInt(row["existing_state"]),
   }));
 }
 
@@ -148,7 +148,7 @@ export async function parentsAndExisting(
   const parents = new Map<string, number>();
   const existing = new Map<string, number>();
   for (const row of rows) {
-    (row["kind"] === "parent" ? parents : existing).set(row["id"] as string, row["state"] as number);
+    (row["kind"] === "parent" ? parents : existing).set(row["id"] as string, toInt(row["state"]));
   }
   return { parents, existing };
 }

@@ -65,6 +65,16 @@ export function modeCode(mode: DependencyMode): number {
   return mode === "onAnyTerminal" ? 1 : 0;
 }
 
+/**
+ * An integer column as a number, whatever the driver parsed it into: a caller's connection
+ * (`enqueueThrough`) may return bigint columns as text or `BigInt`. Throws beyond 2^53.
+ */
+export function toInt(value: unknown): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`${String(value)} is not an integer that fits a JavaScript number`);
+  return n;
+}
+
 /** The state a stored code stands for. */
 export function stateOf(code: unknown): JobState {
   return jobStateFromCode(code as number);

@@ -4,95 +4,20 @@ import {
   type EnqueueWorkflowResult,
   type JobState,
   type ListWorkflowsRequest,
-  type NewWorkflow,
-  type NormalizedNewJob,
   type WorkflowPage,
   type WorkflowRecord,
-  boundRejection,
-  checkId,
+  checkWorkflow,
   clampToBound,
   decodeSeqCursor,
   encodeSeqCursor,
-  validateNewJob,
+  planWorkflowMembers,
   workflowStatus,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
-import type { PostgresClient } from "../pool.js";
-import type { Row, Session } from "../session.js";
+import type { PostgresQueryExecutor, Row, Session } from "../session.js";
 import { initialState } from "./enqueue.js";
 import { type PlannedInsert, insertJobs, notifyQueues } from "./insert-jobs.js";
 import { stateOf } from "./rows.js";
-
-type Rejected = Extract<EnqueueWorkflowResult, { status: "rejected" }>;
-
-/** The checks that need no database, in the order every store shares; `null` when they pass. */
-function checkWorkflow(ctx: StoreContext, workflow: NewWorkflow): Rejected | null {
-  const reject = (jobId: string | null, rejection: Rejected["rejection"]): Rejected => ({ status: "rejected", jobId, rejection });
-  const idProblem = checkId(workflow.id, "workflow.id", ctx.bounds);
-  if (idProblem) return reject(null, idProblem);
-  if (typeof workflow.name !== "string" || workflow.name.length === 0) {
-    return reject(null, { code: "BELAY_INVALID_INPUT", field: "workflow.name", message: "must be a non-empty string" });
-  }
-  if (workflow.name.length > ctx.bounds.jobNameLength) {
-    return reject(null, boundRejection("BELAY_JOB_NAME_TOO_LONG", "workflow.name", ctx.bounds.jobNameLength, workflow.name.length));
-  }
-  if (!Array.isArray(workflow.jobs) || workflow.jobs.length === 0) {
-    return reject(null, { code: "BELAY_INVALID_INPUT", field: "workflow.jobs", message: "must hold at least one job" });
-  }
-  if (workflow.jobs.length > ctx.bounds.workflowJobs) {
-    return reject(null, boundRejection("BELAY_WORKFLOW_TOO_LARGE", "workflow.jobs", ctx.bounds.workflowJobs, workflow.jobs.length));
-  }
-  return null;
-}
-
-/** The members in parent-before-child order, or the rejection: fields, ids, containment, cycles. */
-function planMembers(
-  ctx: StoreContext,
-  workflow: NewWorkflow,
-  taken: ReadonlySet<string>,
-): { ok: true; members: NormalizedNewJob[] } | { ok: false; result: Rejected } {
-  const reject = (jobId: string | null, rejection: Rejected["rejection"]) =>
-    ({ ok: false, result: { status: "rejected", jobId, rejection } }) as const;
-  const members = new Map<string, NormalizedNewJob>();
-  for (const [i, raw] of workflow.jobs.entries()) {
-    const checked = validateNewJob(raw, ctx.bounds);
-    if (!checked.ok) return reject(typeof raw?.id === "string" ? raw.id : null, checked.rejection);
-    const { job } = checked;
-    if (members.has(job.id)) {
-      return reject(job.id, { code: "BELAY_INVALID_INPUT", field: `workflow.jobs[${i}].id`, message: "repeats another member's id" });
-    }
-    if (taken.has(job.id)) {
-      return reject(job.id, { code: "BELAY_JOB_EXISTS", field: `workflow.jobs[${i}].id`, message: `job ${job.id} already exists` });
-    }
-    members.set(job.id, job);
-  }
-  for (const job of members.values()) {
-    for (const parentId of job.parentIds) {
-      if (!members.has(parentId)) {
-        return reject(job.id, {
-          code: "BELAY_WORKFLOW_CONTAINMENT",
-          field: "parentIds",
-          parentId,
-          message: `parent ${parentId} is not a member of workflow ${workflow.id}`,
-        });
-      }
-    }
-  }
-  const ordered: NormalizedNewJob[] = [];
-  const placed = new Set<string>();
-  while (ordered.length < members.size) {
-    const ready = [...members.values()].filter((j) => !placed.has(j.id) && j.parentIds.every((p) => placed.has(p)));
-    if (ready.length === 0) {
-      const stuck = [...members.values()].find((j) => !placed.has(j.id))!;
-      return reject(stuck.id, { code: "BELAY_INVALID_INPUT", field: "parentIds", message: "the workflow's parent edges form a cycle" });
-    }
-    for (const job of ready) {
-      ordered.push(job);
-      placed.add(job.id);
-    }
-  }
-  return { ok: true, members: ordered };
-}
 
 const TAKEN = (S: string) => `
 SELECT 'workflow' AS kind, id FROM ${S}.workflows WHERE id = $1
@@ -102,10 +27,14 @@ SELECT 'job', id FROM ${S}.jobs WHERE id = ANY($2::text[])`;
 const INSERT_WORKFLOW = (S: string) =>
   `INSERT INTO ${S}.workflows (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
-/** See `JobStore.enqueueWorkflow`. */
-export async function enqueueWorkflow(ctx: StoreContext, request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult> {
+/** See `JobStore.enqueueWorkflow`; with `caller`, inside the caller's transaction (as `enqueue`). */
+export async function enqueueWorkflow(
+  ctx: StoreContext,
+  request: EnqueueWorkflowRequest,
+  caller?: PostgresQueryExecutor,
+): Promise<EnqueueWorkflowResult> {
   const { workflow, now } = request;
-  const early = checkWorkflow(ctx, workflow);
+  const early = checkWorkflow(workflow, ctx.bounds);
   if (early !== null) return early;
   const due = new DueQueues(now);
 
@@ -113,7 +42,8 @@ export async function enqueueWorkflow(ctx: StoreContext, request: EnqueueWorkflo
     const ids = workflow.jobs.map((j) => j?.id).filter((id): id is string => typeof id === "string");
     const rows = await session.query(ctx.sql.get("workflowTaken", TAKEN), [workflow.id, ids]);
     if (rows.some((r) => r["kind"] === "workflow")) return { status: "duplicate", workflowId: workflow.id };
-    const plan = planMembers(ctx, workflow, new Set(rows.map((r) => r["id"] as string)));
+    const taken = new Set(rows.map((r) => r["id"] as string));
+    const plan = planWorkflowMembers(workflow, ctx.bounds, (id) => taken.has(id));
     if (!plan.ok) return plan.result;
     const [inserted] = await session.query(ctx.sql.get("insertWorkflow", INSERT_WORKFLOW), [workflow.id, workflow.name, now]);
     if (inserted === undefined) return { status: "duplicate", workflowId: workflow.id };
@@ -125,10 +55,10 @@ export async function enqueueWorkflow(ctx: StoreContext, request: EnqueueWorkflo
       return { job, ...initial, scheduleId: null, workflowId: workflow.id };
     });
     const outcomes = await insertJobs(session, ctx.sql, planned, now, ctx.history);
-    const taken = planned.find((_, i) => outcomes[i]!.seq === null);
-    if (taken !== undefined) {
+    const raced = planned.find((_, i) => outcomes[i]!.seq === null);
+    if (raced !== undefined) {
       // Another writer took a member's id after the check: refuse the whole workflow.
-      throw new Error(`job ${taken.job.id} was created concurrently; retry the workflow`);
+      throw new Error(`job ${raced.job.id} was created concurrently; retry the workflow`);
     }
     await session.step("members inserted");
     const created = new Map<string, Extract<EnqueueResult, { status: "created" }>>();
@@ -140,8 +70,8 @@ export async function enqueueWorkflow(ctx: StoreContext, request: EnqueueWorkflo
     return { status: "created", jobs: workflow.jobs.map((j) => created.get(j.id)!) };
   };
 
-  if (request.tx !== undefined) {
-    return ctx.executor.runInCallerTransaction(request.tx as PostgresClient, "enqueueWorkflow", (r) => r.status === "created", body);
+  if (caller !== undefined) {
+    return ctx.executor.runInCallerTransaction(caller, "enqueueWorkflow", (r) => r.status === "created", body);
   }
   const result = await ctx.executor.run("enqueueWorkflow", "transaction", body);
   if (result.status === "created") ctx.hint(due.queues);

@@ -8,7 +8,8 @@ import {
   jobStateFromCode,
   validateNewJob,
 } from "@belay/contract";
-import type { OpContext, Steps } from "../transaction.js";
+import type { Io } from "../io.js";
+import type { IoContext } from "../transaction.js";
 import { findJob, initialStateOf, insertJob } from "./jobs.js";
 
 type Planned =
@@ -20,37 +21,41 @@ type Planned =
  * Checks a whole enqueue call before anything is written: each job's own fields, then whether its
  * id exists (a duplicate), then whether its parents exist (in the store, or earlier in the call).
  */
-function plan(ctx: OpContext, jobs: readonly NewJob[]): Planned[] {
+function* plan(ctx: IoContext, jobs: readonly NewJob[]): Io<Planned[]> {
   if (jobs.length > ctx.bounds.enqueueBatch) {
     const rejection = boundRejection("BELAY_BATCH_TOO_LARGE", "jobs", ctx.bounds.enqueueBatch, jobs.length);
     return jobs.map((job) => ({ kind: "rejected", id: String(job?.id), rejection }));
   }
   const earlier = new Set<string>();
-  return jobs.map((raw): Planned => {
-    const checked = validateNewJob(raw, ctx.bounds);
-    if (!checked.ok) return { kind: "rejected", id: typeof raw?.id === "string" ? raw.id : "", rejection: checked.rejection };
-    const { job } = checked;
-    if (earlier.has(job.id) || findJob(ctx, job.id) !== undefined) return { kind: "duplicate", id: job.id };
-    for (const parentId of job.parentIds) {
-      if (!earlier.has(parentId) && findJob(ctx, parentId) === undefined) {
-        return {
-          kind: "rejected",
-          id: job.id,
-          rejection: { code: "BELAY_UNKNOWN_PARENT", field: "parentIds", parentId, message: `parent ${parentId} does not exist` },
-        };
-      }
+  const planned: Planned[] = [];
+  for (const raw of jobs) planned.push(yield* planOne(ctx, raw, earlier));
+  return planned;
+}
+
+function* planOne(ctx: IoContext, raw: NewJob, earlier: Set<string>): Io<Planned> {
+  const checked = validateNewJob(raw, ctx.bounds);
+  if (!checked.ok) return { kind: "rejected", id: typeof raw?.id === "string" ? raw.id : "", rejection: checked.rejection };
+  const { job } = checked;
+  if (earlier.has(job.id) || (yield* findJob(job.id)) !== undefined) return { kind: "duplicate", id: job.id };
+  for (const parentId of job.parentIds) {
+    if (!earlier.has(parentId) && (yield* findJob(parentId)) === undefined) {
+      return {
+        kind: "rejected",
+        id: job.id,
+        rejection: { code: "BELAY_UNKNOWN_PARENT", field: "parentIds", parentId, message: `parent ${parentId} does not exist` },
+      };
     }
-    earlier.add(job.id);
-    return { kind: "create", job };
-  });
+  }
+  earlier.add(job.id);
+  return { kind: "create", job };
 }
 
 /**
  * See `JobStore.enqueue`. Per job, in input order: created, duplicate (the existing job's state),
  * or — when any job is rejected — nothing written at all.
  */
-export function* enqueue(ctx: OpContext, jobs: readonly NewJob[], now: Instant): Steps<EnqueueResult[]> {
-  const planned = plan(ctx, jobs);
+export function* enqueue(ctx: IoContext, jobs: readonly NewJob[], now: Instant): Io<EnqueueResult[]> {
+  const planned = yield* plan(ctx, jobs);
   if (planned.some((p) => p.kind === "rejected")) {
     return planned.map((p) =>
       p.kind === "rejected"
@@ -62,11 +67,11 @@ export function* enqueue(ctx: OpContext, jobs: readonly NewJob[], now: Instant):
   for (const [i, p] of planned.entries()) {
     if (p.kind === "rejected") throw new Error("unreachable: a rejected plan is never written");
     if (p.kind === "duplicate") {
-      results.push({ id: p.id, status: "duplicate", state: jobStateFromCode(findJob(ctx, p.id)!.state) });
+      results.push({ id: p.id, status: "duplicate", state: jobStateFromCode((yield* findJob(p.id))!.state) });
       continue;
     }
-    const initial = initialStateOf(ctx, p.job);
-    const seq = insertJob(ctx, p.job, initial, now, { scheduleId: null, workflowId: null });
+    const initial = yield* initialStateOf(p.job);
+    const seq = yield* insertJob(ctx, p.job, initial, now, { scheduleId: null, workflowId: null });
     results.push({ id: p.job.id, status: "created", state: initial.state, seq });
     yield `job ${i} inserted`;
   }

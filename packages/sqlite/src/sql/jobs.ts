@@ -13,7 +13,8 @@ import {
 } from "@belay/contract";
 import type { Tables } from "../tables.js";
 import { S } from "../tables.js";
-import { type OpContext, noteDue } from "../transaction.js";
+import { type Io, exec, row } from "../io.js";
+import { type IoContext, type OpContext, noteDue } from "../transaction.js";
 
 // Every change of a job's state goes through `moveToTerminal` or `moveToScheduled` (or the claim
 // and cancel-request statements of their own operations), followed by `recordTransition`; latches
@@ -137,25 +138,26 @@ export interface MovedJob {
 }
 
 /** A job looked up by id: its seq and state, or `undefined`. */
-export function findJob(ctx: OpContext, id: string): { seq: number; id: string; state: number } | undefined {
-  return ctx.q.get(FIND_JOB).get(id) as { seq: number; id: string; state: number } | undefined;
+export function* findJob(id: string): Io<{ seq: number; id: string; state: number } | undefined> {
+  const found = yield* row<{ seq: number | bigint; id: string; state: number | bigint }>(FIND_JOB, id);
+  // Number(): a caller's connection may read integers as bigint (better-sqlite3's safeIntegers).
+  return found === undefined ? undefined : { seq: Number(found.seq), id: found.id, state: Number(found.state) };
 }
 
 /** 1 when transitions are recorded, else 0: what a state change adds to `transition_count`. */
-function recorded(ctx: OpContext): number {
+function recorded(ctx: IoContext): number {
   return ctx.history === "off" ? 0 : 1;
 }
 
 /** The initial state of a new job given its parents' current states (every parent exists). */
-export function initialStateOf(
-  ctx: OpContext,
+export function* initialStateOf(
   job: NormalizedNewJob,
-): { state: InitialJobState; parentsRemaining: number; terminalCause: string | null; parentSeqs: number[] } {
+): Io<{ state: InitialJobState; parentsRemaining: number; terminalCause: string | null; parentSeqs: number[] }> {
   let live = 0;
   let cancelCause: string | null = null;
   const parentSeqs: number[] = [];
   for (const parentId of job.parentIds) {
-    const parent = findJob(ctx, parentId)!;
+    const parent = (yield* findJob(parentId))!;
     parentSeqs.push(parent.seq);
     if (parent.state < S.succeeded) live++;
     else if (cancelCause === null && job.dependencyMode === "onSuccess" && parent.state !== S.succeeded) {
@@ -172,51 +174,50 @@ export function initialStateOf(
  * Inserts a new job in its initial state with its payload, tags, edges and first transition, and
  * notes a hint when it is due now. Returns its seq.
  */
-export function insertJob(
-  ctx: OpContext,
+export function* insertJob(
+  ctx: IoContext,
   job: NormalizedNewJob,
   initial: { state: JobState; parentsRemaining: number; terminalCause: string | null; parentSeqs: readonly number[] },
   now: Instant,
   origin: { scheduleId: string | null; workflowId: string | null },
-): number {
-  const { q } = ctx;
+): Io<number> {
   const state = JOB_STATE_CODES[initial.state];
   const terminal = state >= S.succeeded;
-  const { seq } = q
-    .get(INSERT_JOB)
-    .get(
-      job.id,
-      job.jobName,
-      job.queue,
-      state,
-      job.dueAt,
-      now,
-      terminal ? now : null,
-      terminal ? initial.terminalCause : null,
-      DEPENDENCY_MODES.indexOf(job.dependencyMode),
-      initial.parentsRemaining,
-      recorded(ctx),
-      job.traceContext,
-      origin.scheduleId,
-      origin.workflowId,
-    ) as { seq: number };
-  q.get(INSERT_PAYLOAD).run(seq, job.payload);
-  insertTags(ctx, seq, 0, job.tags);
+  const inserted = yield* row<{ seq: number | bigint }>(
+    INSERT_JOB,
+    job.id,
+    job.jobName,
+    job.queue,
+    state,
+    job.dueAt,
+    now,
+    terminal ? now : null,
+    terminal ? initial.terminalCause : null,
+    DEPENDENCY_MODES.indexOf(job.dependencyMode),
+    initial.parentsRemaining,
+    recorded(ctx),
+    job.traceContext,
+    origin.scheduleId,
+    origin.workflowId,
+  );
+  const seq = Number(inserted!.seq);
+  yield* exec(INSERT_PAYLOAD, seq, job.payload);
+  yield* insertTags(seq, 0, job.tags);
   for (const [i, parentId] of job.parentIds.entries()) {
     const parentSeq = initial.parentSeqs[i]!;
-    q.get(INSERT_EDGE).run(seq, i, parentId, parentSeq);
-    q.get(MARK_PARENT).run(parentSeq);
+    yield* exec(INSERT_EDGE, seq, i, parentId, parentSeq);
+    yield* exec(MARK_PARENT, parentSeq);
   }
-  if (ctx.history !== "off") q.get(INSERT_TRANSITION).run(seq, 1, now, state, 0, null);
+  if (ctx.history !== "off") yield* exec(INSERT_TRANSITION, seq, 1, now, state, 0, null);
   if (state === S.scheduled) noteDue(ctx, job.queue, job.dueAt, now);
   return seq;
 }
 
 /** Appends tags to a job (de-duplicated against it already), numbering them after `existing`. */
-export function insertTags(ctx: OpContext, seq: number, existing: number, tags: readonly Tag[]): void {
+export function* insertTags(seq: number, existing: number, tags: readonly Tag[]): Io<void> {
   for (const [i, tag] of tags.entries()) {
-    ctx.q.get(INSERT_TAG).run(seq, existing + i + 1, tag.key, tag.value);
-    ctx.q.get(COUNT_TAG).run(tag.key, tag.value, foldAscii(tag.key), foldAscii(tag.value));
+    yield* exec(INSERT_TAG, seq, existing + i + 1, tag.key, tag.value);
+    yield* exec(COUNT_TAG, tag.key, tag.value, foldAscii(tag.key), foldAscii(tag.value));
   }
 }
 

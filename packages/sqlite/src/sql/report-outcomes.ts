@@ -9,6 +9,7 @@ import {
   normalizeTags,
   utf8ByteLength,
 } from "@belay/contract";
+import { runNow } from "../io.js";
 import { S, type Tables } from "../tables.js";
 import type { OpContext, Steps } from "../transaction.js";
 import { type MovedJob, insertTags, moveToScheduled, moveToTerminal, resolveChildren, tagsOf } from "./jobs.js";
@@ -124,7 +125,7 @@ export function* reportOutcomes(ctx: OpContext, reports: readonly OutcomeReport[
       results.push(checked.refused);
       continue;
     }
-    insertTags(ctx, row.seq, checked.existing, checked.fresh);
+    runNow(ctx.q, insertTags(row.seq, checked.existing, checked.fresh));
     const moved = apply(ctx, report, row, now);
     yield `outcome of ${report.jobId} applied`;
     if (moved.state !== S.scheduled) {

@@ -15,6 +15,7 @@ import {
   scheduledJobId,
 } from "@belay/contract";
 import type { Statements } from "../connection.js";
+import { runNow } from "../io.js";
 import { S, type Tables } from "../tables.js";
 import type { OpContext, Steps } from "../transaction.js";
 import { appendAudit } from "./audit.js";
@@ -134,7 +135,7 @@ interface MintSource {
 
 /** Inserts one instance of a schedule unless a job with that id exists; returns whether it did. */
 function mintOne(ctx: OpContext, scheduleId: string, source: MintSource, id: string, dueAt: Instant, now: Instant): boolean {
-  if (findJob(ctx, id) !== undefined) return false;
+  if (runNow(ctx.q, findJob(id)) !== undefined) return false;
   const job: NormalizedNewJob = {
     id,
     jobName: source.job_name,
@@ -147,7 +148,7 @@ function mintOne(ctx: OpContext, scheduleId: string, source: MintSource, id: str
     traceContext: null,
   };
   const initial = { state: "scheduled" as const, parentsRemaining: 0, terminalCause: null, parentSeqs: [] };
-  insertJob(ctx, job, initial, now, { scheduleId, workflowId: null });
+  runNow(ctx.q, insertJob(ctx, job, initial, now, { scheduleId, workflowId: null }));
   return true;
 }
 

@@ -1,0 +1,59 @@
+import { randomBytes } from "node:crypto";
+
+/**
+ * The PostgreSQL server an integration test file runs against. `url` is `undefined` when there
+ * is none: the file skips its database tests (outside CI only).
+ */
+export interface PostgresTarget {
+  readonly url: string | undefined;
+  /** Where the server came from, or why there is none. */
+  readonly reason: string;
+  /** Stops what was started for the tests (a container); a no-op for an external server. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link postgresTarget}. */
+export interface PostgresTargetOptions {
+  /**
+   * A fallback when `BELAY_TEST_POSTGRES_URL` is unset: starts a server (e.g. a testcontainers
+   * container) and returns its target, or `undefined` when it cannot (no container runtime).
+   * Called at most once per process.
+   */
+  readonly start?: () => Promise<PostgresTarget | undefined>;
+}
+
+let started: Promise<PostgresTarget | undefined> | undefined;
+
+/**
+ * Where a test file gets its PostgreSQL from, in order:
+ *  1. `BELAY_TEST_POSTGRES_URL` (an external server: CI service, local cluster, throwaway initdb);
+ *  2. `options.start()`, when given and it can start one;
+ *  3. nothing: the file's database tests are skipped with a loud warning — except under
+ *     `CI=true`, where this throws, so a missing database fails the run instead of turning into
+ *     "all green, nothing ran".
+ *
+ * @example
+ * ```ts
+ * const target = await postgresTarget("my-bridge.test.ts");
+ * describe.skipIf(target.url === undefined)(`my bridge on postgres (${target.reason})`, () => { … });
+ * ```
+ */
+export async function postgresTarget(file: string, options: PostgresTargetOptions = {}): Promise<PostgresTarget> {
+  const external = process.env["BELAY_TEST_POSTGRES_URL"];
+  if (external) return { url: external, reason: "BELAY_TEST_POSTGRES_URL", stop: async () => {} };
+  if (options.start !== undefined) {
+    started ??= options.start();
+    const target = await started;
+    if (target !== undefined) return target;
+  }
+  const reason = options.start === undefined ? "no BELAY_TEST_POSTGRES_URL" : "no BELAY_TEST_POSTGRES_URL and none could be started";
+  const message = `[postgres] ${file}: no PostgreSQL — ${reason}. Set BELAY_TEST_POSTGRES_URL=postgres://user@host:5432/db.`;
+  if (process.env["CI"] === "true") throw new Error(`${message} Under CI a missing database fails the run.`);
+  console.warn(`${message} SKIPPING these tests.`);
+  return { url: undefined, reason, stop: async () => {} };
+}
+
+/** A fresh name for a schema (or database) owned by one test file or one test: `belay_test_<prefix>_<hex>`. */
+export function randomSchemaName(prefix: string): string {
+  return `belay_test_${prefix}_${randomBytes(5).toString("hex")}`;
+}

@@ -1,0 +1,97 @@
+import { InvalidTransactionError, isBelayError } from "@belay/contract";
+import { type Executor, type PostgresQueryExecutor, type Row, adHoc, callerTransactionError } from "./session.js";
+
+/** What an enqueue inside a caller's transaction did, and what is left to do once it commits. */
+export interface EnqueuedThrough<T> {
+  readonly result: T;
+  /**
+   * Nothing on PostgreSQL: the wake-up hints rode the caller's transaction as `NOTIFY`, which
+   * PostgreSQL delivers at its commit and drops at its rollback. Present so that a bridge can
+   * treat every store alike.
+   */
+  afterCommit(): void;
+}
+
+/**
+ * Where a connection is: its database, the OID of the store's `schema_migrations` table there
+ * (`null` when the schema is absent) and the server's start time. Two connections that agree on
+ * all three are on the same server, database and schema.
+ */
+interface Whereabouts {
+  readonly database: string;
+  readonly marker: string | null;
+  readonly started: string;
+}
+
+const WHEREABOUTS = adHoc(
+  "SELECT current_database()::text AS database, to_regclass($1)::oid::text AS marker, pg_postmaster_start_time()::text AS started",
+);
+
+function toWhereabouts(row: Row | undefined): Whereabouts {
+  return {
+    database: String(row?.["database"]),
+    marker: row?.["marker"] == null ? null : String(row["marker"]),
+    started: String(row?.["started"]),
+  };
+}
+
+function same(a: Whereabouts, b: Whereabouts): boolean {
+  return a.database === b.database && a.marker === b.marker && a.started === b.started;
+}
+
+/**
+ * Refuses a caller's transaction that is not on the store's own server, database and schema:
+ * without this check an enqueue would land, and commit, in whatever database the caller's
+ * connection happens to reach.
+ */
+export class CallerTransactionCheck {
+  readonly #meta: Executor;
+  readonly #relation: string;
+  readonly #schemaName: string;
+  #own: Promise<Whereabouts> | null = null;
+
+  /** @param schema the quoted schema identifier; `schemaName` its plain name, for messages. */
+  constructor(meta: Executor, schema: string, schemaName: string) {
+    this.#meta = meta;
+    this.#relation = `${schema}.schema_migrations`;
+    this.#schemaName = schemaName;
+  }
+
+  /** Throws `InvalidTransactionError` unless `caller` reaches the store's database and schema. */
+  async check(caller: PostgresQueryExecutor, operation: string): Promise<void> {
+    let theirs: Whereabouts;
+    try {
+      theirs = toWhereabouts((await caller.query(WHEREABOUTS.text, [this.#relation]))[0]);
+    } catch (error) {
+      const refused = callerTransactionError(error, operation);
+      if (isBelayError(refused)) throw refused;
+      throw new InvalidTransactionError(`cannot tell which PostgreSQL database the transaction is on: ${(error as Error)?.message ?? String(error)}`);
+    }
+    if (theirs.marker === null) {
+      throw new InvalidTransactionError(`the transaction's database ${theirs.database} has no Belay schema ${this.#schemaName}`);
+    }
+    let own = await this.#ownWhereabouts();
+    if (!same(own, theirs)) {
+      // The server may have restarted since the store last looked: look again before refusing.
+      this.#own = null;
+      own = await this.#ownWhereabouts();
+    }
+    if (own.database !== theirs.database) {
+      throw new InvalidTransactionError(`the transaction is on database ${theirs.database}, not on the store's database ${own.database}`);
+    }
+    if (!same(own, theirs)) {
+      throw new InvalidTransactionError(`the transaction is on another server than the store's (database ${own.database}, schema ${this.#schemaName})`);
+    }
+  }
+
+  #ownWhereabouts(): Promise<Whereabouts> {
+    this.#own ??= this.#meta
+      .run("checkCallerTransaction", "autocommit", (session) => session.query(WHEREABOUTS, [this.#relation]))
+      .then((rows) => toWhereabouts(rows[0]))
+      .catch((error: unknown) => {
+        this.#own = null;
+        throw error;
+      });
+    return this.#own;
+  }
+}

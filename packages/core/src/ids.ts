@@ -11,11 +11,20 @@ export function createJobId(now: number = Date.now()): string {
     time = CROCKFORD[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  const random = crypto.getRandomValues(new Uint8Array(16));
+  if (entropyAt + 16 > entropy.length) {
+    crypto.getRandomValues(entropy);
+    entropyAt = 0;
+  }
   let tail = "";
-  for (const byte of random) tail += CROCKFORD[byte % 32];
+  for (let i = entropyAt; i < entropyAt + 16; i++) tail += CROCKFORD[entropy[i]! % 32];
+  entropyAt += 16;
   return time + tail;
 }
+
+// Random bytes drawn 4 KiB at a time (one call to the system's generator per 256 ids, not per id);
+// each byte is used once.
+const entropy = new Uint8Array(4096);
+let entropyAt = entropy.length;
 
 /** A worker id unique to one pump of one process: `<prefix>:<group>:<n>:<random>`. */
 export function createWorkerId(prefix: string, group: string, pump: number): string {

@@ -12,6 +12,7 @@ const groupSchema = z.object({
   poolSize: positiveInt.optional(),
   pumps: positiveInt.optional(),
   claimBatch: positiveInt.optional(),
+  prefetch: z.number().int().nonnegative().optional(),
 });
 
 /** The worker host's settings, from a JSON config file and/or flags (flags win). */

@@ -31,7 +31,7 @@ export interface Bounds {
   readonly workflowJobs: number;
   /** Jobs in one enqueue call. Default 10,000. */
   readonly enqueueBatch: number;
-  /** Jobs one claim may return; a larger request is clamped. Default 32. */
+  /** Jobs one claim may return (also outcomes per worker report); a larger request is clamped. Default 128. */
   readonly claimBatch: number;
   /** Rows one monitoring page may return; a larger request is clamped. Default 200. */
   readonly monitorPage: number;
@@ -61,7 +61,7 @@ export const DEFAULT_BOUNDS: Readonly<Bounds> = Object.freeze({
   traceContextLength: 512,
   workflowJobs: 1_000,
   enqueueBatch: 10_000,
-  claimBatch: 32,
+  claimBatch: 128,
   monitorPage: 200,
   purgeBatch: 500,
   transitionsPerJob: 64,

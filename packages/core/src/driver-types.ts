@@ -25,6 +25,12 @@ export interface DriverConfig {
   readonly poolSize: number;
   /** Most jobs asked for in one claim. */
   readonly claimBatch: number;
+  /**
+   * Claimed jobs this pump may hold waiting for a free handler slot, beyond `poolSize`: the next
+   * claim goes out while handlers are still busy, so short jobs never wait for a round trip.
+   * Waiting jobs' leases are heartbeated like running ones; a stop hands them back at once.
+   */
+  readonly prefetch: number;
   readonly leaseMs: number;
   /** Default `leaseMs / 3`. */
   readonly heartbeatIntervalMs: number;
@@ -156,6 +162,8 @@ export interface DriverSnapshot {
   readonly executing: number;
   /** Slots reserved by claims in flight. */
   readonly reserved: number;
+  /** Claimed jobs waiting for a free handler slot (see `DriverConfig.prefetch`). */
+  readonly waiting: number;
   /** Outcomes waiting for, or in, a report. */
   readonly unreported: number;
   readonly poolSize: number;

@@ -18,6 +18,7 @@ function config(overrides: Partial<DriverConfig> = {}): DriverConfig {
     dispatch: "strict",
     poolSize: 10,
     claimBatch: 32,
+    prefetch: 0,
     leaseMs: 60_000,
     heartbeatIntervalMs: 20_000,
     pollIntervalMs: 1_000,
@@ -1055,5 +1056,83 @@ describe("driver: weighted dispatch", () => {
       expect(started.b! / total, `seed ${seed}: share of b (${JSON.stringify(started)})`).toBeCloseTo(1 / 7, 2);
       expect(started.c! / total, `seed ${seed}: share of c (${JSON.stringify(started)})`).toBeCloseTo(1 / 7, 2);
     }
+  });
+});
+
+// ---- prefetch: claimed jobs waiting for a slot -------------------------------------------------
+
+describe("driver: prefetch", () => {
+  /** A pump of 2 slots that may hold 4 more; its handlers have been seen to take `handlerMs`. */
+  function warmed(handlerMs: number): Rig {
+    const rig = new Rig({ poolSize: 2, prefetch: 4, claimBatch: 32 });
+    rig.start(0);
+    expect(rig.last("claim").max, "nothing known of handler times yet: no prefetch").toBe(2);
+    const first = jobs(2, "warm");
+    rig.claimed(first, null, 0);
+    rig.step({ type: "finishedMany", executions: first.map((j) => ({ jobId: j.id, attempt: j.attempt, result: ok })) }, handlerMs);
+    rig.reported(handlerMs);
+    return rig;
+  }
+
+  it("short handlers: claims ask for the slots plus the prefetch, and extra jobs wait, then start in claim order", () => {
+    const rig = warmed(1);
+    const claim = rig.last("claim");
+    expect(claim.max).toBe(6);
+    const batch = jobs(6, "p");
+    const out = rig.claimed(batch, null, 2);
+    expect(only(out, "execute").map((c) => c.job.id)).toEqual(["p0", "p1"]);
+    expect(rig.driver.snapshot()).toMatchObject({ executing: 2, waiting: 4 });
+    const next = rig.finished(batch[0]!, ok, 3);
+    expect(only(next, "execute").map((c) => c.job.id)).toEqual(["p2"]);
+    expect(rig.driver.snapshot()).toMatchObject({ executing: 2, waiting: 3 });
+  });
+
+  it("slow handlers: the allowance shrinks with the mean handler time, to nothing for long jobs", () => {
+    const rig = warmed(40); // 2 slots × 50 ms ÷ 40 ms → 2 may wait
+    expect(rig.last("claim").max).toBe(4);
+    const slow = warmed(10_000);
+    expect(slow.last("claim").max).toBe(2);
+  });
+
+  it("waiting jobs are heartbeated; a lost one is dropped, a cancel-requested one is reported cancelled unstarted", () => {
+    const rig = warmed(1);
+    const batch = jobs(6, "h");
+    rig.claimed(batch, null, 2);
+    const heartbeat = only(rig.step({ type: "timer" }, 20_002), "heartbeat")[0]!;
+    expect(ids(heartbeat.leases)).toEqual(batch.map((j) => j.id).sort());
+    const out = rig.heartbeatAnswered({ h4: "lost", h5: "cancelRequested" }, 20_003);
+    expect(only(out, "abort")).toEqual([]);
+    expect(rig.driver.snapshot()).toMatchObject({ executing: 2, waiting: 2 });
+    expect(only(out, "report").flatMap((r) => r.reports)).toEqual([
+      { jobId: "h5", workerId: "w1", attempt: 1, outcome: { type: "cancelled" }, addTags: [] },
+    ]);
+    // Finishing the running ones starts h2 and h3, never h4 or h5.
+    const started = [...rig.finished(batch[0]!, ok, 20_004), ...rig.finished(batch[1]!, ok, 20_004)];
+    expect(only(started, "execute").map((c) => c.job.id)).toEqual(["h2", "h3"]);
+  });
+
+  it("a stop hands the waiting jobs back at once, and waits only for the running ones", () => {
+    const rig = warmed(1);
+    const batch = jobs(6, "s");
+    rig.claimed(batch, null, 2);
+    const out = rig.step({ type: "stopRequested" }, 3);
+    expect(only(out, "release").map((r) => ids(r.leases))).toEqual([["s2", "s3", "s4", "s5"]]);
+    expect(rig.driver.snapshot()).toMatchObject({ phase: "stopping", executing: 2, waiting: 0 });
+    rig.step({ type: "released", results: [] }, 4);
+    rig.step({ type: "finishedMany", executions: batch.slice(0, 2).map((j) => ({ jobId: j.id, attempt: j.attempt, result: ok })) }, 5);
+    const end = rig.reported(6);
+    expect(types(end)).toContain("stopped");
+  });
+
+  it("while jobs wait, a claim waits for half the capacity to be free: fewer, larger claims", () => {
+    const rig = warmed(1);
+    const batch = jobs(6, "c");
+    rig.claimed(batch, null, 2);
+    // One slot frees (c0 done, c2 starts): 1 free of 6, nothing claimed.
+    expect(only(rig.finished(batch[0]!, ok, 3), "claim")).toEqual([]);
+    rig.finished(batch[1]!, ok, 3);
+    // Three free of six (half): the claim goes out for them.
+    const out = rig.finished(batch[2]!, ok, 3);
+    expect(only(out, "claim").map((c) => c.max)).toEqual([3]);
   });
 });

@@ -27,7 +27,15 @@ interface Running {
   /** The lease is gone (lost, or released at a stop deadline): whatever the handler does is dropped. */
   abandoned: boolean;
   cancelRequested: boolean;
+  readonly startedAt: Instant;
 }
+
+/**
+ * How long, on average, a prefetched job may wait locally for a slot. The allowance of waiting
+ * jobs shrinks as handlers get slower (poolSize × this ÷ the mean handler time), so prefetching
+ * speeds up short jobs and never hoards long ones that an idle peer could run.
+ */
+const PREFETCH_WAIT_MS = 50;
 
 /** A fault backoff: when the retried action may run again. */
 interface Backoff {
@@ -59,6 +67,10 @@ export class NodeDriver {
   #lastFault: string | null = null;
 
   readonly #running = new Map<string, Running>();
+  /** Claimed jobs waiting for a free handler slot, oldest claim first. */
+  #waiting: ClaimedJob[] = [];
+  /** Moving mean of handler time (ms); `null` until a handler has finished. */
+  #meanHandlerMs: number | null = null;
   /** Outcomes waiting for a report, oldest first. */
   #buffer: OutcomeReport[] = [];
   /** The claimed job behind each unreported outcome (to decide a retry if the store rejects it). */
@@ -105,6 +117,7 @@ export class NodeDriver {
       lastFault: this.#lastFault,
       executing: this.#running.size,
       reserved: this.#claimInFlight?.max ?? 0,
+      waiting: this.#waiting.length,
       unreported: this.#buffer.length + (this.#reportInFlight?.reports.length ?? 0),
       poolSize: this.#config.poolSize,
     };
@@ -192,6 +205,10 @@ export class NodeDriver {
           this.#pollWanted = false;
           this.#plannedClaims = [];
           this.#maintenanceQueue = [];
+          // Jobs that never started go straight back.
+          const waiting = this.#waiting;
+          this.#waiting = [];
+          if (waiting.length > 0) this.#release(waiting.map((j) => ({ jobId: j.id, attempt: j.attempt })), out);
         }
         break;
       case "stopDeadline":
@@ -216,10 +233,8 @@ export class NodeDriver {
       if (jobs.length > 0) this.#release(jobs.map((j) => ({ jobId: j.id, attempt: j.attempt })), out);
       return;
     }
-    for (const job of jobs) {
-      this.#running.set(job.id, { job, abandoned: false, cancelRequested: false });
-      out.push({ type: "execute", job });
-    }
+    this.#waiting.push(...jobs);
+    this.#startWaiting(now, out);
     if (jobs.length > 0) {
       this.#nextHeartbeatAt ??= now + this.#config.heartbeatIntervalMs;
       this.#idleMs = this.#config.pollIntervalMs;
@@ -243,10 +258,23 @@ export class NodeDriver {
           : Math.min(nextDueAt, idleWake);
   }
 
+  /** Starts waiting jobs, oldest first, while handler slots are free. */
+  #startWaiting(now: Instant, out: DriverCommand[]): void {
+    let started = 0;
+    while (started < this.#waiting.length && this.#running.size < this.#config.poolSize) {
+      const job = this.#waiting[started++]!;
+      this.#running.set(job.id, { job, abandoned: false, cancelRequested: false, startedAt: now });
+      out.push({ type: "execute", job });
+    }
+    if (started > 0) this.#waiting = this.#waiting.slice(started);
+  }
+
   #onFinished(jobId: string, attempt: number, result: ExecutionResult, now: Instant): void {
     const running = this.#running.get(jobId);
     if (running === undefined || running.job.attempt !== attempt) return;
     this.#running.delete(jobId);
+    const ms = Math.max(0, now - running.startedAt);
+    this.#meanHandlerMs = this.#meanHandlerMs === null ? ms : this.#meanHandlerMs + (ms - this.#meanHandlerMs) / 8;
     if (this.#backlog) this.#pollWanted = true;
     if (running.abandoned) return;
     this.#buffer.push(this.#toReport(running, result, now));
@@ -311,6 +339,7 @@ export class NodeDriver {
   }
 
   #onHeartbeat(results: readonly HeartbeatResult[], out: DriverCommand[]): void {
+    if (this.#waiting.length > 0) this.#onWaitingHeartbeat(results);
     for (const result of results) {
       const running = this.#running.get(result.jobId);
       if (result.status === "lost") {
@@ -326,6 +355,23 @@ export class NodeDriver {
         out.push({ type: "abort", jobId: result.jobId, reason: "cancelRequested" });
       }
     }
+  }
+
+  /**
+   * A waiting job whose lease is lost is dropped; one whose cancel was requested never starts:
+   * it is reported cancelled (a pending cancel wins).
+   */
+  #onWaitingHeartbeat(results: readonly HeartbeatResult[]): void {
+    const byId = new Map(results.map((r) => [r.jobId, r]));
+    this.#waiting = this.#waiting.filter((job) => {
+      const result = byId.get(job.id);
+      if (result === undefined) return true;
+      if (result.status === "lost") return false;
+      if (!result.cancelRequested) return true;
+      this.#buffer.push({ jobId: job.id, workerId: this.#config.workerId, attempt: job.attempt, outcome: { type: "cancelled" }, addTags: [] });
+      this.#unreported.set(job.id, job);
+      return false;
+    });
   }
 
   #onSchedulesLoaded(schedules: readonly ScheduleRecord[], now: Instant, out: DriverCommand[]): void {
@@ -407,6 +453,7 @@ export class NodeDriver {
       this.#nextPollAt = null;
       this.#pollWanted = true;
     }
+    if (this.#waiting.length > 0) this.#startWaiting(now, out);
     this.#maybeReport(now, out);
     if (this.#phase === "running") {
       this.#maybeClaim(now, out);
@@ -434,8 +481,15 @@ export class NodeDriver {
     out.push({ type: "report", batchId, reports });
   }
 
+  /** Jobs this pump may hold now: running, waiting, and reserved by a claim in flight. */
+  #capacity(): number {
+    const { poolSize, prefetch } = this.#config;
+    if (prefetch === 0 || this.#meanHandlerMs === null) return poolSize; // nothing known yet: no hoarding
+    return poolSize + Math.min(prefetch, Math.floor((poolSize * PREFETCH_WAIT_MS) / Math.max(this.#meanHandlerMs, 0.01)));
+  }
+
   #freeSlots(): number {
-    return this.#config.poolSize - this.#running.size - (this.#claimInFlight?.max ?? 0);
+    return this.#capacity() - this.#running.size - this.#waiting.length - (this.#claimInFlight?.max ?? 0);
   }
 
   #maybeClaim(now: Instant, out: DriverCommand[]): void {
@@ -445,6 +499,9 @@ export class NodeDriver {
       if (!this.#pollWanted) return;
       const free = Math.min(this.#freeSlots(), this.#config.claimBatch);
       if (free <= 0) return; // stays wanted: the next finished job frees a slot
+      // While jobs still wait for a slot, a claim can wait for half the capacity to be free:
+      // fewer, larger claims, and the handlers never starve.
+      if (this.#waiting.length > 0 && free < Math.min(this.#config.claimBatch, Math.ceil(this.#capacity() / 2))) return;
       const plan = planClaims(this.#config.dispatch, this.#config.queues, free, this.#credits);
       this.#credits = plan.credits;
       this.#plannedClaims = [...plan.claims];
@@ -478,12 +535,12 @@ export class NodeDriver {
 
   /** Whether this pump holds any lease (cheap: no list is built). */
   #holdsLeases(): boolean {
-    return this.#running.size > 0 || this.#buffer.length > 0 || this.#reportInFlight !== null;
+    return this.#running.size > 0 || this.#waiting.length > 0 || this.#buffer.length > 0 || this.#reportInFlight !== null;
   }
 
-  /** Every lease this pump still holds: running jobs and outcomes not yet reported. */
+  /** Every lease this pump still holds: running and waiting jobs, outcomes not yet reported. */
   #heldLeases(): HeldLease[] {
-    const leases: HeldLease[] = [];
+    const leases: HeldLease[] = this.#waiting.map((job) => ({ jobId: job.id, attempt: job.attempt }));
     for (const running of this.#running.values()) {
       if (!running.abandoned) leases.push({ jobId: running.job.id, attempt: running.job.attempt });
     }
@@ -537,6 +594,7 @@ export class NodeDriver {
     const handlersOwed = [...this.#running.values()].some((r) => !r.abandoned);
     return (
       !handlersOwed &&
+      this.#waiting.length === 0 &&
       this.#buffer.length === 0 &&
       this.#reportInFlight === null &&
       this.#claimInFlight === null &&

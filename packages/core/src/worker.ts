@@ -25,6 +25,15 @@ export interface WorkerGroupOptions {
   readonly retry?: RetryOptions;
   /** Most jobs per claim (the store clamps to its bound). Default: the store's claim bound. */
   readonly claimBatch?: number;
+  /**
+   * Jobs a pump may hold claimed beyond `poolSize`, waiting for a free slot, so that claims
+   * overlap the running handlers and grow into batches. Only short jobs are prefetched: the
+   * allowance shrinks as handlers get slower (a waiting job should wait about 50 ms on
+   * average), so long jobs are never hoarded while an idle peer could run them. Waiting jobs'
+   * leases are heartbeated; a stop hands them back unstarted. 0 claims only for free slots.
+   * Default: 4 × `poolSize`.
+   */
+  readonly prefetch?: number;
 }
 
 export interface WorkerOptions {
@@ -91,6 +100,12 @@ const DAY = 86_400_000;
 
 function truthy(value: string | undefined): boolean {
   return value !== undefined && ["1", "true", "yes", "on"].includes(value.toLowerCase());
+}
+
+function nonNegative(value: number | undefined, fallback: number, field: string): number {
+  const result = value ?? fallback;
+  if (!Number.isSafeInteger(result) || result < 0) throw new InvalidInputError(field, "must be a non-negative integer");
+  return result;
 }
 
 function positive(value: number | undefined, fallback: number, field: string): number {
@@ -170,6 +185,7 @@ export class Worker {
             dispatch: group.dispatch ?? "strict",
             poolSize,
             claimBatch: positive(group.claimBatch, store.capabilities.bounds.claimBatch, `groups[${g}].claimBatch`),
+            prefetch: nonNegative(group.prefetch, 4 * poolSize, `groups[${g}].prefetch`),
             leaseMs,
             heartbeatIntervalMs,
             pollIntervalMs,
@@ -265,3 +281,4 @@ export class Worker {
     return { status, ready: this.#phase === "running" && !anyHalted, inflight, groups };
   }
 }
+

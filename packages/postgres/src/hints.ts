@@ -130,6 +130,25 @@ export class HintSubscription {
     return this.#client;
   }
 
+  /**
+   * Hands this process's own hints to its listeners at once, without waiting for the server to
+   * echo the `NOTIFY` (which then is not delivered twice: see the notification handler).
+   */
+  deliver(queues: Iterable<string>): void {
+    if (this.#listeners.size === 0) return;
+    for (const queue of queues) this.#emit(queue);
+  }
+
+  #emit(queue: string): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(queue);
+      } catch {
+        // A failing listener must not break delivery to the others.
+      }
+    }
+  }
+
   subscribe(listener: HintListener): () => void {
     this.#listeners.add(listener);
     this.#open();
@@ -190,15 +209,12 @@ export class HintSubscription {
       if (reconnect) this.#reconnectLater();
     };
     const drop = (error?: Error) => finish(error ?? true, true);
+    const ownPid = (client as { processID?: unknown }).processID;
     client.on("notification", (message: PostgresNotification) => {
       if (message.channel !== this.#channel || !message.payload) return;
-      for (const listener of this.#listeners) {
-        try {
-          listener(message.payload);
-        } catch {
-          // A failing listener must not break delivery to the others.
-        }
-      }
+      // Sent on this very connection by this store's publisher: already delivered in-process.
+      if (ownPid !== undefined && message.processId === ownPid) return;
+      this.#emit(message.payload);
     });
     client.on("error", (error: Error) => drop(error));
     client.on("end", () => drop());

@@ -34,6 +34,8 @@ export interface PostgresClient {
 export interface PostgresNotification {
   readonly channel: string;
   readonly payload?: string | undefined;
+  /** The backend process id of the session that sent it. */
+  readonly processId?: number;
 }
 
 /** A connection checked out of a pool. `release(error)` destroys it instead of returning it. */

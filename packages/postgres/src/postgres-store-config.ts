@@ -13,6 +13,13 @@ export interface PostgresStoreConfig {
   /** Size of the pool created from `connectionString`. Default 10. */
   readonly maxConnections?: number;
   /**
+   * Most enqueue statements in flight at once (default 2). Concurrent `enqueue` calls beyond it
+   * wait for the next statement and share it: one commit for many producers (group commit).
+   * Only calls whose jobs are all valid and without parents are shared; a call never waits when
+   * a slot is free. A large value turns sharing off.
+   */
+  readonly enqueueConcurrency?: number;
+  /**
    * The PostgreSQL schema holding Belay's tables: a plain identifier (letters, digits, `_`, `$`,
    * not starting with a digit), at most 63 bytes. Default `belay`.
    */
@@ -61,6 +68,9 @@ export function resolvePostgresStoreConfig(config: PostgresStoreConfig): Resolve
   }
   if (config.maxConnections !== undefined && (!Number.isSafeInteger(config.maxConnections) || config.maxConnections < 1)) {
     throw new InvalidInputError("maxConnections", "must be an integer ≥ 1");
+  }
+  if (config.enqueueConcurrency !== undefined && (!Number.isSafeInteger(config.enqueueConcurrency) || config.enqueueConcurrency < 1)) {
+    throw new InvalidInputError("enqueueConcurrency", "must be an integer ≥ 1");
   }
   const schemaName = config.schema ?? DEFAULT_SCHEMA;
   if (typeof schemaName !== "string" || !IDENTIFIER.test(schemaName)) {

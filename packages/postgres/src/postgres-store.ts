@@ -84,8 +84,10 @@ import {
   requireId,
   requireInstant,
   resolveBounds,
+  validateNewJob,
 } from "@belay/contract";
 import { CallerTransactionCheck, type EnqueuedThrough } from "./caller-transaction.js";
+import { EnqueueCoalescer } from "./enqueue-coalescer.js";
 import type { StoreContext } from "./context.js";
 import { HintPublisher, HintSubscription, hintChannel } from "./hints.js";
 import { checkSchema, migrateSchema } from "./migrate.js";
@@ -145,6 +147,7 @@ export class PostgresStore implements JobStore {
   readonly #subscription: HintSubscription | null;
   readonly #limitedQueues = new Set<string>();
   readonly #callerCheck: CallerTransactionCheck;
+  readonly #coalescer: EnqueueCoalescer;
   #hook: StepHook | null = null;
   #ready: Promise<void> | null = null;
   #closed = false;
@@ -169,8 +172,12 @@ export class PostgresStore implements JobStore {
       history: historyPolicy !== "off",
       detail: historyPolicy === "transitionsAndFailureDetail",
       channel,
-      hint: (queues) => this.#publisher?.publish(queues),
+      hint: (queues) => {
+        this.#subscription?.deliver(queues);
+        this.#publisher?.publish(queues);
+      },
     };
+    this.#coalescer = new EnqueueCoalescer((r) => enqueue(this.#ctx, r), config.enqueueConcurrency ?? 2, bounds.enqueueBatch);
     if (this.#subscription !== null) {
       const subscription = this.#subscription;
       this.subscribeHints = (listener: HintListener) => subscription.subscribe(listener);
@@ -237,8 +244,9 @@ export class PostgresStore implements JobStore {
     requireArray(request?.jobs, "jobs");
     requireInstant(request.now, "now");
     await this.#open();
-    if (request.tx === undefined) return enqueue(this.#ctx, request);
-    return enqueue(this.#ctx, request, await this.#caller(clientExecutor(request.tx), "enqueue"));
+    if (request.tx !== undefined) return enqueue(this.#ctx, request, await this.#caller(clientExecutor(request.tx), "enqueue"));
+    if (this.#hook === null && this.#shareable(request.jobs)) return this.#coalescer.enqueue(request);
+    return enqueue(this.#ctx, request);
   }
 
   async enqueueWorkflow(request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult> {
@@ -529,6 +537,19 @@ export class PostgresStore implements JobStore {
     if (this.#closed) throw new StoreClosedError();
   }
 
+  /**
+   * Whether a call may share its statement with others': a small call (a large one amortizes its
+   * commit by itself) whose jobs are all valid and parentless.
+   */
+  #shareable(jobs: EnqueueRequest["jobs"]): boolean {
+    if (jobs.length === 0 || jobs.length > SHARED_CALL_MAX_JOBS) return false;
+    for (const job of jobs) {
+      const checked = validateNewJob(job, this.#ctx.bounds);
+      if (!checked.ok || checked.job.parentIds.length > 0) return false;
+    }
+    return true;
+  }
+
   /** `caller`, once it is proven to reach this store's database and schema. */
   async #caller(caller: PostgresQueryExecutor, operation: string): Promise<PostgresQueryExecutor> {
     if (typeof caller?.query !== "function") {
@@ -550,6 +571,9 @@ export class PostgresStore implements JobStore {
 }
 
 const noHintsLeft = (): void => undefined;
+
+/** Calls of more jobs than this run their own statement (see `enqueueConcurrency`). */
+const SHARED_CALL_MAX_JOBS = 16;
 
 function requireWorkflow(request: Omit<EnqueueWorkflowRequest, "tx">): void {
   if (typeof request?.workflow !== "object" || request.workflow === null) throw new InvalidInputError("workflow", "must be an object");

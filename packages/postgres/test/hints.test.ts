@@ -128,6 +128,32 @@ describe.skipIf(url === undefined)(`postgres wake-up hints with the core Worker 
     for (const latency of latencies) expect(latency, "enqueue to start").toBeLessThan(100);
   }, 60_000);
 
+  it("a store hears its own enqueues in-process, once each, and other stores hear them through NOTIFY", async () => {
+    const own = producer();
+    const other = producer();
+    const heardOwn: string[] = [];
+    const heardOther: string[] = [];
+    const offOwn = own.subscribeHints!((queue) => heardOwn.push(queue));
+    const offOther = other.subscribeHints!((queue) => heardOther.push(queue));
+    try {
+      await until(() => own.listening && other.listening, 5_000, "both LISTEN connections");
+      let heardAt = 0;
+      const offTimer = own.subscribeHints!(() => (heardAt ||= Date.now()));
+      await enqueueProbe(own, "local", 0);
+      // In-process: heard before the enqueue call even returned to this line.
+      expect(heardAt, "own hint delivered during the enqueue call").toBeGreaterThan(0);
+      offTimer();
+      await until(() => heardOther.includes("local"), 2_000, "the other store to hear the NOTIFY");
+      // The server echoes the NOTIFY to the connection that sent it too; that echo is dropped.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(heardOwn.filter((q) => q === "local")).toEqual(["local"]);
+      expect(heardOther.filter((q) => q === "local")).toEqual(["local"]);
+    } finally {
+      offOwn();
+      offOther();
+    }
+  }, 30_000);
+
   it("with its LISTEN connection killed, the worker still starts the job by polling, and hints come back", async () => {
     const pollIntervalMs = 1_000;
     const { store, started, faults } = await startWorker("slow", pollIntervalMs);

@@ -1,0 +1,78 @@
+import type { EnqueueRequest, EnqueueResult } from "@belay/contract";
+
+interface Waiting {
+  readonly request: EnqueueRequest;
+  readonly resolve: (results: readonly EnqueueResult[]) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit for concurrent enqueues. At most `maxInFlight` enqueue statements run at once;
+ * calls that arrive meanwhile wait, and the next statement carries all of them (up to `maxJobs`
+ * jobs), so a hundred producers enqueueing one job each cost a few commits, not a hundred. A call
+ * that finds a free slot runs at once: a lone producer waits for nothing.
+ *
+ * Only calls that cannot affect each other's results are handed here: every job valid and
+ * without parents (a batch is refused whole, so one caller's invalid job must never reach
+ * another's statement). Jobs keep their order; results go back to each caller in its own order.
+ * Duplicate ids across callers resolve as they would in sequence: the first creates, the later
+ * ones are `duplicate`. The statement's `now` is the latest of its callers' (each call's `now`
+ * is when it was made; the later one is still before the commit).
+ */
+export class EnqueueCoalescer {
+  readonly #run: (request: EnqueueRequest) => Promise<readonly EnqueueResult[]>;
+  readonly #maxInFlight: number;
+  readonly #maxJobs: number;
+  #inFlight = 0;
+  #waiting: Waiting[] = [];
+
+  constructor(run: (request: EnqueueRequest) => Promise<readonly EnqueueResult[]>, maxInFlight: number, maxJobs: number) {
+    this.#run = run;
+    this.#maxInFlight = maxInFlight;
+    this.#maxJobs = maxJobs;
+  }
+
+  enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ request, resolve, reject });
+      this.#next();
+    });
+  }
+
+  #next(): void {
+    while (this.#inFlight < this.#maxInFlight && this.#waiting.length > 0) {
+      let jobs = this.#waiting[0]!.request.jobs.length;
+      let count = 1;
+      while (count < this.#waiting.length && jobs + this.#waiting[count]!.request.jobs.length <= this.#maxJobs) {
+        jobs += this.#waiting[count]!.request.jobs.length;
+        count++;
+      }
+      const group = this.#waiting.slice(0, count);
+      this.#waiting = this.#waiting.slice(count);
+      this.#inFlight++;
+      void this.#flush(group).finally(() => {
+        this.#inFlight--;
+        this.#next();
+      });
+    }
+  }
+
+  async #flush(group: readonly Waiting[]): Promise<void> {
+    const request: EnqueueRequest =
+      group.length === 1
+        ? group[0]!.request
+        : { jobs: group.flatMap((w) => w.request.jobs), now: Math.max(...group.map((w) => w.request.now)) };
+    let results: readonly EnqueueResult[];
+    try {
+      results = await this.#run(request);
+    } catch (error) {
+      for (const w of group) w.reject(error);
+      return;
+    }
+    let offset = 0;
+    for (const w of group) {
+      w.resolve(results.slice(offset, offset + w.request.jobs.length));
+      offset += w.request.jobs.length;
+    }
+  }
+}

@@ -1,0 +1,134 @@
+import type { EnqueueRequest, EnqueueResult, NewJob } from "@belay/contract";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EnqueueCoalescer } from "../src/enqueue-coalescer.js";
+import { PostgresStore } from "../src/index.js";
+import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+
+// Group commit of concurrent enqueues: the coalescer on its own (a fake statement), then the
+// store on a real PostgreSQL, where concurrent callers must get exactly their own results.
+
+const job = (id: string, extra: Partial<NewJob> = {}): NewJob => ({ id, jobName: "j", queue: "q", payload: "{}", dueAt: 0, ...extra });
+
+describe("EnqueueCoalescer", () => {
+  /** A fake statement that records each request and resolves when told to. */
+  function rig(maxInFlight: number, maxJobs = 100) {
+    const statements: { request: EnqueueRequest; finish: (error?: Error) => void }[] = [];
+    const coalescer = new EnqueueCoalescer(
+      (request) =>
+        new Promise<readonly EnqueueResult[]>((resolve, reject) =>
+          statements.push({
+            request,
+            finish: (error) =>
+              error ? reject(error) : resolve(request.jobs.map((j) => ({ id: j.id, status: "created", state: "scheduled", seq: 1 }))),
+          }),
+        ),
+      maxInFlight,
+      maxJobs,
+    );
+    return { coalescer, statements };
+  }
+
+  it("runs a call at once while a slot is free, and shares the next statement among the calls that waited", async () => {
+    const { coalescer, statements } = rig(1);
+    const first = coalescer.enqueue({ jobs: [job("a")], now: 1 });
+    expect(statements.map((s) => s.request.jobs.map((j) => j.id))).toEqual([["a"]]);
+    const second = coalescer.enqueue({ jobs: [job("b"), job("c")], now: 2 });
+    const third = coalescer.enqueue({ jobs: [job("d")], now: 5 });
+    expect(statements).toHaveLength(1); // both wait for the slot
+    statements[0]!.finish();
+    expect((await first).map((r) => r.id)).toEqual(["a"]);
+    await Promise.resolve();
+    expect(statements).toHaveLength(2);
+    expect(statements[1]!.request).toMatchObject({ now: 5 }); // the latest caller's now
+    expect(statements[1]!.request.jobs.map((j) => j.id)).toEqual(["b", "c", "d"]);
+    statements[1]!.finish();
+    expect((await second).map((r) => r.id)).toEqual(["b", "c"]);
+    expect((await third).map((r) => r.id)).toEqual(["d"]);
+  });
+
+  it("never puts more than maxJobs jobs in one statement", async () => {
+    const { coalescer, statements } = rig(1, 3);
+    const calls = [coalescer.enqueue({ jobs: [job("a")], now: 1 })];
+    for (const id of ["b", "c", "d", "e"]) calls.push(coalescer.enqueue({ jobs: [job(id)], now: 1 }));
+    statements[0]!.finish();
+    await calls[0];
+    await Promise.resolve();
+    expect(statements[1]!.request.jobs.map((j) => j.id)).toEqual(["b", "c", "d"]);
+    statements[1]!.finish();
+    await calls[3];
+    await Promise.resolve();
+    expect(statements[2]!.request.jobs.map((j) => j.id)).toEqual(["e"]);
+    statements[2]!.finish();
+    expect((await calls[4]!).map((r) => r.id)).toEqual(["e"]);
+  });
+
+  it("a failed statement fails every call it carried, and the next calls still run", async () => {
+    const { coalescer, statements } = rig(1);
+    const first = coalescer.enqueue({ jobs: [job("a")], now: 1 });
+    const second = coalescer.enqueue({ jobs: [job("b")], now: 1 });
+    const third = coalescer.enqueue({ jobs: [job("c")], now: 1 });
+    statements[0]!.finish();
+    await first;
+    await Promise.resolve();
+    statements[1]!.finish(new Error("connection lost"));
+    await expect(second).rejects.toThrow("connection lost");
+    await expect(third).rejects.toThrow("connection lost");
+    const fourth = coalescer.enqueue({ jobs: [job("d")], now: 1 });
+    expect(statements).toHaveLength(3);
+    statements[2]!.finish();
+    expect((await fourth).map((r) => r.id)).toEqual(["d"]);
+  });
+});
+
+const target = await pgTarget("enqueue-coalescer.test.ts");
+const url = target.url;
+
+describe.skipIf(url === undefined)(`postgres: concurrent enqueues share commits (${target.reason})`, () => {
+  let pool: pg.Pool;
+  const schema = randomSchema("coalesce");
+
+  beforeAll(() => {
+    pool = testPool(url!);
+  });
+
+  afterAll(async () => {
+    await dropSchema(pool, schema);
+    await pool.end();
+    await target.stop();
+  });
+
+  it("200 concurrent callers each get their own results in fewer commits; an invalid call or a parent runs alone", async () => {
+    const store = new PostgresStore({ pool, schema, hints: false });
+    await store.migrate();
+    await store.enqueue({ jobs: [job("parent")], now: 1 });
+    const commits = async () =>
+      Number((await pool.query("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")).rows[0].xact_commit);
+    const before = await commits();
+    const calls = Array.from({ length: 200 }, (_, i) => {
+      if (i === 7) return store.enqueue({ jobs: [job("bad", { queue: "" })], now: 1 }); // invalid: alone, rejected
+      if (i === 9) return store.enqueue({ jobs: [job("child", { parentIds: ["parent"] })], now: 1 }); // parents: alone
+      if (i % 50 === 11) return store.enqueue({ jobs: [job("dup"), job(`pair-${i}`)], now: 1 }); // "dup" four times
+      return store.enqueue({ jobs: [job(`one-${i}`)], now: 1 });
+    });
+    const results = await Promise.all(calls);
+    const after = await commits();
+
+    expect(results[7]).toEqual([expect.objectContaining({ id: "bad", status: "rejected" })]);
+    expect(results[9]).toEqual([expect.objectContaining({ id: "child", status: "created", state: "awaitingParents" })]);
+    const dupStatuses = [11, 61, 111, 161].map((i) => results[i]!.map((r) => `${r.id}:${r.status}`));
+    expect(dupStatuses.flat().filter((s) => s === "dup:created")).toHaveLength(1);
+    expect(dupStatuses.flat().filter((s) => s === "dup:duplicate")).toHaveLength(3);
+    for (const i of [11, 61, 111, 161]) expect(results[i]![1]).toMatchObject({ id: `pair-${i}`, status: "created" });
+    for (const [i, r] of results.entries()) {
+      if ([7, 9, 11, 61, 111, 161].includes(i)) continue;
+      expect(r).toEqual([expect.objectContaining({ id: `one-${i}`, status: "created", state: "scheduled" })]);
+    }
+    const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".jobs`);
+    expect(rows[0].n).toBe(1 + 1 + 1 + 4 + 194); // parent, child, dup, pairs, singles
+    // Two statements in flight at most: far fewer commits than calls (other sessions of the
+    // cluster may commit meanwhile, hence the margin).
+    expect(after - before, "commits for 200 calls").toBeLessThan(100);
+    await store.close();
+  });
+});

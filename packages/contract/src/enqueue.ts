@@ -197,3 +197,55 @@ export function checkQueueName(queue: unknown, field: string, bounds: Bounds): R
 export function isInstant(value: unknown): value is Instant {
   return typeof value === "number" && Number.isSafeInteger(value);
 }
+
+/** One job of an enqueue call after the checks every store shares, before anything is written. */
+export type EnqueuePlan =
+  | { readonly kind: "create"; readonly job: NormalizedNewJob }
+  | { readonly kind: "duplicate"; readonly id: string }
+  | { readonly kind: "rejected"; readonly id: string; readonly rejection: Rejection };
+
+/** The rejection of a job naming a parent that exists neither in the store nor earlier in the call. */
+export function unknownParentRejection(parentId: string): Rejection {
+  return { code: "BELAY_UNKNOWN_PARENT", field: "parentIds", parentId, message: `parent ${parentId} does not exist` };
+}
+
+/**
+ * Plans a whole enqueue call in the order every store shares: the batch bound, then per job its
+ * own fields, whether its id exists (a duplicate: in the store, or earlier in the call), whether
+ * its parents exist (in the store, or earlier in the call). `exists` answers for the store;
+ * `checked` may pass the jobs' field checks when the caller has run them already.
+ */
+export function planEnqueue(
+  jobs: readonly NewJob[],
+  bounds: Bounds,
+  exists: (id: string) => boolean,
+  checked: readonly ReturnType<typeof validateNewJob>[] = jobs.map((job) => validateNewJob(job, bounds)),
+): EnqueuePlan[] {
+  if (jobs.length > bounds.enqueueBatch) {
+    const rejection = boundRejection("BELAY_BATCH_TOO_LARGE", "jobs", bounds.enqueueBatch, jobs.length);
+    return jobs.map((job) => ({ kind: "rejected", id: String(job?.id), rejection }));
+  }
+  const earlier = new Set<string>();
+  return checked.map((result, i): EnqueuePlan => {
+    if (!result.ok) {
+      const id = jobs[i]?.id;
+      return { kind: "rejected", id: typeof id === "string" ? id : "", rejection: result.rejection };
+    }
+    const { job } = result;
+    if (earlier.has(job.id) || exists(job.id)) return { kind: "duplicate", id: job.id };
+    for (const parentId of job.parentIds) {
+      if (!earlier.has(parentId) && !exists(parentId)) return { kind: "rejected", id: job.id, rejection: unknownParentRejection(parentId) };
+    }
+    earlier.add(job.id);
+    return { kind: "create", job };
+  });
+}
+
+/** Results of a call with at least one rejected job: the rejections, and `notWritten` for the rest. */
+export function refusedEnqueue(plans: readonly EnqueuePlan[]): EnqueueResult[] {
+  return plans.map((plan) =>
+    plan.kind === "rejected"
+      ? { id: plan.id, status: "rejected", rejection: plan.rejection }
+      : { id: plan.kind === "create" ? plan.job.id : plan.id, status: "notWritten" },
+  );
+}

@@ -48,8 +48,8 @@ export {
 } from "./errors.js";
 export type { BelayErrorCode, BoundErrorCode, Rejection, StepPoint } from "./errors.js";
 
-export { validateNewJob, normalizeTags, checkId, checkQueueName, isInstant } from "./enqueue.js";
-export type { NewJob, NormalizedNewJob, EnqueueRequest, EnqueueResult } from "./enqueue.js";
+export { validateNewJob, normalizeTags, checkId, checkQueueName, isInstant, planEnqueue, refusedEnqueue, unknownParentRejection } from "./enqueue.js";
+export type { NewJob, NormalizedNewJob, EnqueueRequest, EnqueueResult, EnqueuePlan } from "./enqueue.js";
 
 export type {
   ClaimRequest,

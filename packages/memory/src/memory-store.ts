@@ -86,12 +86,13 @@ import {
   requireArray,
   requireId,
   requireInstant,
+  refusedEnqueue,
   resolveBounds,
 } from "@belay/contract";
 import { toRecord } from "./jobs.js";
 import { MemoryTransaction } from "./memory-transaction.js";
 import { Mutex } from "./mutex.js";
-import { planEnqueue, rejectedResults, writeEnqueue } from "./ops/enqueue.js";
+import { planMemoryEnqueue, writeEnqueue } from "./ops/enqueue.js";
 import { claim, expireLeases, heartbeat, release, reportOutcomes } from "./ops/execution.js";
 import {
   countJobs,
@@ -227,8 +228,8 @@ export class MemoryStore implements JobStore {
     requireArray(request?.jobs, "jobs");
     requireInstant(request.now, "now");
     const write: Write<EnqueueResult[]> = async (undo) => {
-      const planned = planEnqueue(this.#state, request.jobs);
-      if (planned.some((p) => p.kind === "rejected")) return rejectedResults(planned);
+      const planned = planMemoryEnqueue(this.#state, request.jobs);
+      if (planned.some((p) => p.kind === "rejected")) return refusedEnqueue(planned);
       return writeEnqueue(this.#state, undo, planned, request.now);
     };
     if (request.tx !== undefined) {

@@ -1,56 +1,23 @@
 import {
+  type EnqueuePlan,
   type EnqueueResult,
   type Instant,
   type JobState,
   type NewJob,
   type NormalizedNewJob,
-  type Rejection,
-  boundRejection,
   isTerminalState,
-  validateNewJob,
+  planEnqueue,
 } from "@belay/contract";
 import { insertJob } from "../jobs.js";
 import type { MemoryState } from "../state.js";
 import type { UndoLog } from "../undo-log.js";
 
-type Planned =
-  | { kind: "create"; job: NormalizedNewJob }
-  | { kind: "duplicate"; id: string }
-  | { kind: "rejected"; id: string; rejection: Rejection };
-
 /**
- * Checks a whole enqueue call before anything is written: each job's own fields, then whether
- * its id exists (a duplicate), then whether its parents exist (in the store, or earlier in the
- * call).
+ * Plans a call against the memory store's jobs (see `planEnqueue` in the contract): each job's own
+ * fields, then whether its id exists (a duplicate), then whether its parents exist.
  */
-export function planEnqueue(state: MemoryState, jobs: readonly NewJob[]): Planned[] {
-  if (jobs.length > state.bounds.enqueueBatch) {
-    const rejection = boundRejection("BELAY_BATCH_TOO_LARGE", "jobs", state.bounds.enqueueBatch, jobs.length);
-    return jobs.map((job) => ({ kind: "rejected", id: String(job?.id), rejection }));
-  }
-  const earlier = new Set<string>();
-  return jobs.map((raw): Planned => {
-    const checked = validateNewJob(raw, state.bounds);
-    if (!checked.ok) return { kind: "rejected", id: typeof raw?.id === "string" ? raw.id : "", rejection: checked.rejection };
-    const { job } = checked;
-    if (state.jobs.has(job.id) || earlier.has(job.id)) return { kind: "duplicate", id: job.id };
-    for (const parentId of job.parentIds) {
-      if (!state.jobs.has(parentId) && !earlier.has(parentId)) {
-        return {
-          kind: "rejected",
-          id: job.id,
-          rejection: {
-            code: "BELAY_UNKNOWN_PARENT",
-            field: "parentIds",
-            parentId,
-            message: `parent ${parentId} does not exist`,
-          },
-        };
-      }
-    }
-    earlier.add(job.id);
-    return { kind: "create", job };
-  });
+export function planMemoryEnqueue(state: MemoryState, jobs: readonly NewJob[]): EnqueuePlan[] {
+  return planEnqueue(jobs, state.bounds, (id) => state.jobs.has(id));
 }
 
 /** The state a new job starts in, given its parents' current states. */
@@ -75,7 +42,7 @@ export function initialStateOf(
 export async function writeEnqueue(
   state: MemoryState,
   undo: UndoLog,
-  planned: readonly Planned[],
+  planned: readonly EnqueuePlan[],
   now: Instant,
   origin: { scheduleId: string | null; workflowId: string | null } = { scheduleId: null, workflowId: null },
 ): Promise<EnqueueResult[]> {
@@ -92,13 +59,4 @@ export async function writeEnqueue(
     await undo.step(`job ${i} inserted`);
   }
   return results;
-}
-
-/** Results for a call with at least one rejected job: nothing is written. */
-export function rejectedResults(planned: readonly Planned[]): EnqueueResult[] {
-  return planned.map((plan) =>
-    plan.kind === "rejected"
-      ? { id: plan.id, status: "rejected", rejection: plan.rejection }
-      : { id: plan.kind === "create" ? plan.job.id : plan.id, status: "notWritten" },
-  );
 }

@@ -3,19 +3,15 @@ import {
   type EnqueueResult,
   type InitialJobState,
   type NormalizedNewJob,
-  type Rejection,
   boundRejection,
+  planEnqueue,
+  refusedEnqueue,
   validateNewJob,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import type { PostgresQueryExecutor, Session } from "../session.js";
 import { type PlannedInsert, insertJobs, notifyQueues, parentsAndExisting } from "./insert-jobs.js";
 import { CANCELLED, SCHEDULED, stateOf, toInt } from "./rows.js";
-
-type Plan =
-  | { readonly kind: "create"; readonly job: NormalizedNewJob }
-  | { readonly kind: "duplicate"; readonly id: string }
-  | { readonly kind: "rejected"; readonly id: string; readonly rejection: Rejection };
 
 const STATE_NAMES = ["scheduled", "awaitingParents", "leased", "succeeded", "cancelled", "deadLettered", "quarantined"];
 
@@ -36,43 +32,6 @@ export function initialState(
     }
   }
   return live > 0 ? { state: 1, parentsRemaining: live, terminalCause: null } : { state: SCHEDULED, parentsRemaining: 0, terminalCause: null };
-}
-
-/** Checks a call in the order every store shares: fields, duplicate id, unknown parent. */
-function plan(
-  checked: ReturnType<typeof validateNewJob>[],
-  raw: EnqueueRequest["jobs"],
-  parents: ReadonlyMap<string, number>,
-  existing: ReadonlyMap<string, number>,
-): Plan[] {
-  const earlier = new Set<string>();
-  return checked.map((result, i): Plan => {
-    if (!result.ok) {
-      const id = raw[i]?.id;
-      return { kind: "rejected", id: typeof id === "string" ? id : "", rejection: result.rejection };
-    }
-    const { job } = result;
-    if (existing.has(job.id) || earlier.has(job.id)) return { kind: "duplicate", id: job.id };
-    for (const parentId of job.parentIds) {
-      if (!parents.has(parentId) && !earlier.has(parentId)) {
-        return {
-          kind: "rejected",
-          id: job.id,
-          rejection: { code: "BELAY_UNKNOWN_PARENT", field: "parentIds", parentId, message: `parent ${parentId} does not exist` },
-        };
-      }
-    }
-    earlier.add(job.id);
-    return { kind: "create", job };
-  });
-}
-
-function rejectedResults(plans: readonly Plan[]): EnqueueResult[] {
-  return plans.map((p) =>
-    p.kind === "rejected"
-      ? { id: p.id, status: "rejected", rejection: p.rejection }
-      : { id: p.kind === "create" ? p.job.id : p.id, status: "notWritten" },
-  );
 }
 
 const STATE_BY_ID = (S: string) => `SELECT id, state FROM ${S}.jobs WHERE id = ANY($1::text[])`;
@@ -100,8 +59,8 @@ export async function enqueue(ctx: StoreContext, request: EnqueueRequest, caller
       const ids = checked.flatMap((c) => (c.ok ? [c.job.id] : []));
       ({ parents, existing } = await parentsAndExisting(session, ctx.sql, parentIds, ids, !fieldRejected));
     }
-    const plans = plan(checked, jobs, parents, existing);
-    if (plans.some((p) => p.kind === "rejected")) return rejectedResults(plans);
+    const plans = planEnqueue(jobs, ctx.bounds, (id) => parents.has(id) || existing.has(id), checked);
+    if (plans.some((p) => p.kind === "rejected")) return refusedEnqueue(plans);
     if (parentIds.length > 0) await session.step("parents locked");
 
     const created = new Map<string, number>();

@@ -1,49 +1,41 @@
 import {
+  type EnqueuePlan,
   type EnqueueResult,
   type Instant,
   type NewJob,
-  type NormalizedNewJob,
-  type Rejection,
   boundRejection,
   jobStateFromCode,
+  refusedEnqueue,
+  unknownParentRejection,
   validateNewJob,
 } from "@belay/contract";
 import type { Io } from "../io.js";
 import type { IoContext } from "../transaction.js";
 import { findJob, initialStateOf, insertJob } from "./jobs.js";
 
-type Planned =
-  | { kind: "create"; job: NormalizedNewJob }
-  | { kind: "duplicate"; id: string }
-  | { kind: "rejected"; id: string; rejection: Rejection };
-
 /**
  * Checks a whole enqueue call before anything is written: each job's own fields, then whether its
  * id exists (a duplicate), then whether its parents exist (in the store, or earlier in the call).
  */
-function* plan(ctx: IoContext, jobs: readonly NewJob[]): Io<Planned[]> {
+function* plan(ctx: IoContext, jobs: readonly NewJob[]): Io<EnqueuePlan[]> {
   if (jobs.length > ctx.bounds.enqueueBatch) {
     const rejection = boundRejection("BELAY_BATCH_TOO_LARGE", "jobs", ctx.bounds.enqueueBatch, jobs.length);
     return jobs.map((job) => ({ kind: "rejected", id: String(job?.id), rejection }));
   }
   const earlier = new Set<string>();
-  const planned: Planned[] = [];
+  const planned: EnqueuePlan[] = [];
   for (const raw of jobs) planned.push(yield* planOne(ctx, raw, earlier));
   return planned;
 }
 
-function* planOne(ctx: IoContext, raw: NewJob, earlier: Set<string>): Io<Planned> {
+function* planOne(ctx: IoContext, raw: NewJob, earlier: Set<string>): Io<EnqueuePlan> {
   const checked = validateNewJob(raw, ctx.bounds);
   if (!checked.ok) return { kind: "rejected", id: typeof raw?.id === "string" ? raw.id : "", rejection: checked.rejection };
   const { job } = checked;
   if (earlier.has(job.id) || (yield* findJob(job.id)) !== undefined) return { kind: "duplicate", id: job.id };
   for (const parentId of job.parentIds) {
     if (!earlier.has(parentId) && (yield* findJob(parentId)) === undefined) {
-      return {
-        kind: "rejected",
-        id: job.id,
-        rejection: { code: "BELAY_UNKNOWN_PARENT", field: "parentIds", parentId, message: `parent ${parentId} does not exist` },
-      };
+      return { kind: "rejected", id: job.id, rejection: unknownParentRejection(parentId) };
     }
   }
   earlier.add(job.id);
@@ -56,13 +48,7 @@ function* planOne(ctx: IoContext, raw: NewJob, earlier: Set<string>): Io<Planned
  */
 export function* enqueue(ctx: IoContext, jobs: readonly NewJob[], now: Instant): Io<EnqueueResult[]> {
   const planned = yield* plan(ctx, jobs);
-  if (planned.some((p) => p.kind === "rejected")) {
-    return planned.map((p) =>
-      p.kind === "rejected"
-        ? { id: p.id, status: "rejected", rejection: p.rejection }
-        : { id: p.kind === "create" ? p.job.id : p.id, status: "notWritten" },
-    );
-  }
+  if (planned.some((p) => p.kind === "rejected")) return refusedEnqueue(planned);
   const results: EnqueueResult[] = [];
   for (const [i, p] of planned.entries()) {
     if (p.kind === "rejected") throw new Error("unreachable: a rejected plan is never written");

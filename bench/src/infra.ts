@@ -2,7 +2,8 @@
 // only, every setting default except where it listens) and a private Redis on 127.0.0.1 with
 // AOF everysec. Both are started by this process and stopped by PID, also on error and ctrl-c.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
@@ -232,6 +233,38 @@ export interface Sample {
 
 const TICK_MS = 1000 / Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || 100);
 
+/**
+ * CPU milliseconds (user + system) of a process, its reaped children and its live direct children:
+ * a PostgreSQL postmaster and its backends.
+ */
+export function processTreeCpuMs(pid: number): number {
+  const root = procTimes(pid);
+  if (root === null) return 0;
+  let total = root.self + root.children;
+  for (const name of readdirSyncSafe("/proc")) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    const t = procTimes(Number(name));
+    if (t !== null && t.ppid === pid) total += t.self;
+  }
+  return total;
+}
+
+/** A private PostgreSQL cluster in a new temp folder; `cleanup` stops it and removes the folder (also on Ctrl-C). */
+export function throwawayCluster(prefix: string, port: number): { cluster: PostgresCluster; cleanup: () => void } {
+  const scratch = makeScratch(mkdtempSync(join(tmpdir(), prefix)));
+  const cluster = new PostgresCluster(scratch, port, findPgBin());
+  const cleanup = () => {
+    cluster.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  };
+  process.on("SIGINT", () => {
+    cleanup();
+    process.exit(130);
+  });
+  return { cluster, cleanup };
+}
+
 function procTimes(pid: number): { ppid: number; self: number; children: number } | null {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -270,17 +303,7 @@ export class Sampler {
 
   #pgCpu(): number {
     const pm = this.cluster.pid;
-    if (pm === null) return 0;
-    const root = procTimes(pm);
-    if (root === null) return 0;
-    let total = root.self + root.children;
-    for (const name of readdirSyncSafe("/proc")) {
-      const c = name.charCodeAt(0);
-      if (c < 48 || c > 57) continue;
-      const t = procTimes(Number(name));
-      if (t !== null && t.ppid === pm) total += t.self;
-    }
-    return total;
+    return pm === null ? 0 : processTreeCpuMs(pm);
   }
 
   #redisCpu(): number {

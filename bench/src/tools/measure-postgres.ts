@@ -19,15 +19,13 @@
 // what the history policy costs (never to compare systems: the default is what users get).
 //
 //   cd bench && npx tsx --conditions=@belay/source src/tools/measure-postgres.ts [--jobs 10000] [--concurrency 10,50] [--rounds 3] [--shape bench] [--analyze on] [--label before] [--json out.json]
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { spawnSync } from "node:child_process";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { JobStore } from "@belay/contract";
 import { Client, Worker, defineJob, request } from "@belay/core";
 import { PostgresStore } from "@belay/postgres";
 import pg from "pg";
-import { PostgresCluster, findPgBin, log, makeScratch } from "../infra.js";
+import { log, processTreeCpuMs, throwawayCluster } from "../infra.js";
 
 const arg = (name: string, dflt: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -47,30 +45,6 @@ const SHAPE = arg("shape", "probe");
 const HISTORY = arg("history", "transitionsAndFailureDetail") as "off" | "transitions" | "transitionsAndFailureDetail";
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const TICK_MS = 1000 / Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim() || 100);
-
-function procTimes(pid: number): { ppid: number; self: number; children: number } | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-    return { ppid: Number(f[1]), self: (Number(f[11]) + Number(f[12])) * TICK_MS, children: (Number(f[13]) + Number(f[14])) * TICK_MS };
-  } catch {
-    return null;
-  }
-}
-function serverCpuMs(pm: number): number {
-  const root = procTimes(pm);
-  if (root === null) return 0;
-  let total = root.self + root.children;
-  for (const name of readdirSync("/proc")) {
-    const c = name.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
-    const t = procTimes(Number(name));
-    if (t !== null && t.ppid === pm) total += t.self;
-  }
-  return total;
-}
-
 // ---- store proxy: sizes of claims and reports -----------------------------------------------
 
 interface OpStat {
@@ -112,16 +86,7 @@ const pctl = (xs: number[], p: number) => {
 };
 const r1 = (x: number) => Math.round(x * 10) / 10;
 
-const scratch = makeScratch(mkdtempSync(join(tmpdir(), "belay-measure-")));
-const cluster = new PostgresCluster(scratch, Number(arg("pg-port", "55441")), findPgBin());
-const cleanup = () => {
-  cluster.stop();
-  rmSync(scratch, { recursive: true, force: true });
-};
-process.on("SIGINT", () => {
-  cleanup();
-  process.exit(130);
-});
+const { cluster, cleanup } = throwawayCluster("belay-measure-", Number(arg("pg-port", "55441")));
 
 interface Trial {
   round: number;
@@ -205,7 +170,7 @@ try {
           if (done++ === 0) {
             first = now();
             cpu0 = process.cpuUsage();
-            srv0 = serverCpuMs(cluster.pid!);
+            srv0 = processTreeCpuMs(cluster.pid!);
             resolve();
           }
         };
@@ -224,7 +189,7 @@ try {
         await sleep(5);
       }
       const cpu = process.cpuUsage(cpu0);
-      const srv = serverCpuMs(cluster.pid!) - srv0;
+      const srv = processTreeCpuMs(cluster.pid!) - srv0;
       await worker.stop();
       await store.close();
       await sleep(1200); // stats flush (backends flush at exit)

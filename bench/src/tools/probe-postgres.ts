@@ -7,14 +7,13 @@
 //    real data and parameters).
 //
 //   pnpm --filter @belay/bench exec tsx --conditions=@belay/source src/tools/probe-postgres.ts [--jobs 20000] [--concurrency 10,50] [--out file.md]
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { JobStore } from "@belay/contract";
 import { Client, Worker, defineJob, request } from "@belay/core";
 import { PostgresStore } from "@belay/postgres";
 import pg from "pg";
-import { PostgresCluster, findPgBin, log, makeScratch } from "../infra.js";
+import { log, throwawayCluster } from "../infra.js";
 
 const arg = (name: string, dflt: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -185,16 +184,7 @@ function section(title: string, wallMs: number, jobs: number): string {
 
 // ---- main ---------------------------------------------------------------------------------
 
-const scratch = makeScratch(mkdtempSync(join(tmpdir(), "belay-probe-")));
-const cluster = new PostgresCluster(scratch, Number(arg("pg-port", "55433")), findPgBin());
-const cleanup = () => {
-  cluster.stop();
-  rmSync(scratch, { recursive: true, force: true });
-};
-process.on("SIGINT", () => {
-  cleanup();
-  process.exit(130);
-});
+const { cluster, cleanup } = throwawayCluster("belay-probe-", Number(arg("pg-port", "55433")));
 
 const report: string[] = [`# @belay/postgres probe — ${new Date().toISOString()}`, "", `jobs ${JOBS}, concurrency ${CONC.join(",")}`, ""];
 try {

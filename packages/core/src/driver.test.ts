@@ -1063,8 +1063,8 @@ describe("driver: weighted dispatch", () => {
 
 describe("driver: prefetch", () => {
   /** A pump of 2 slots that may hold 4 more; its handlers have been seen to take `handlerMs`. */
-  function warmed(handlerMs: number): Rig {
-    const rig = new Rig({ poolSize: 2, prefetch: 4, claimBatch: 32 });
+  function warmed(handlerMs: number, overrides: Partial<DriverConfig> = {}): Rig {
+    const rig = new Rig({ poolSize: 2, prefetch: 4, claimBatch: 32, ...overrides });
     rig.start(0);
     expect(rig.last("claim").max, "nothing known of handler times yet: no prefetch").toBe(2);
     const first = jobs(2, "warm");
@@ -1095,19 +1095,19 @@ describe("driver: prefetch", () => {
   });
 
   it("waiting jobs are heartbeated; a lost one is dropped, a cancel-requested one is reported cancelled unstarted", () => {
-    const rig = warmed(1);
+    const rig = warmed(1, { heartbeatIntervalMs: 300 });
     const batch = jobs(6, "h");
     rig.claimed(batch, null, 2);
-    const heartbeat = only(rig.step({ type: "timer" }, 20_002), "heartbeat")[0]!;
+    const heartbeat = only(rig.step({ type: "timer" }, 302), "heartbeat")[0]!;
     expect(ids(heartbeat.leases)).toEqual(batch.map((j) => j.id).sort());
-    const out = rig.heartbeatAnswered({ h4: "lost", h5: "cancelRequested" }, 20_003);
+    const out = rig.heartbeatAnswered({ h4: "lost", h5: "cancelRequested" }, 303);
     expect(only(out, "abort")).toEqual([]);
     expect(rig.driver.snapshot()).toMatchObject({ executing: 2, waiting: 2 });
     expect(only(out, "report").flatMap((r) => r.reports)).toEqual([
       { jobId: "h5", workerId: "w1", attempt: 1, outcome: { type: "cancelled" }, addTags: [] },
     ]);
     // Finishing the running ones starts h2 and h3, never h4 or h5.
-    const started = [...rig.finished(batch[0]!, ok, 20_004), ...rig.finished(batch[1]!, ok, 20_004)];
+    const started = [...rig.finished(batch[0]!, ok, 304), ...rig.finished(batch[1]!, ok, 304)];
     expect(only(started, "execute").map((c) => c.job.id)).toEqual(["h2", "h3"]);
   });
 
@@ -1134,5 +1134,54 @@ describe("driver: prefetch", () => {
     // Three free of six (half): the claim goes out for them.
     const out = rig.finished(batch[2]!, ok, 3);
     expect(only(out, "claim").map((c) => c.max)).toEqual([3]);
+  });
+
+  it("a fault-stop hands the waiting jobs back at once", () => {
+    const rig = warmed(1, { heartbeatIntervalMs: 300 });
+    const batch = jobs(6, "f");
+    rig.claimed(batch, null, 2);
+    rig.step({ type: "timer" }, 302);
+    const out = rig.step({ type: "heartbeatFailed", fault: { transient: false, message: "schema gone" } }, 303);
+    expect(only(out, "abort").map((c) => c.jobId)).toEqual(["f0", "f1"]);
+    expect(only(out, "release").map((r) => ids(r.leases))).toEqual([["f2", "f3", "f4", "f5"]]);
+    expect(rig.driver.snapshot()).toMatchObject({ phase: "halted", waiting: 0 });
+  });
+
+  it("jobs that waited past the limit behind slow handlers go back unstarted, and no more are prefetched", () => {
+    const rig = warmed(1);
+    const batch = jobs(6, "w");
+    rig.claimed(batch, null, 2);
+    // w0 and w1 never finish: at the limit the four waiting jobs are handed back.
+    const out = rig.step({ type: "timer" }, 2 + 1_000);
+    expect(only(out, "release").map((r) => ids(r.leases))).toEqual([["w2", "w3", "w4", "w5"]]);
+    expect(only(out, "claim")).toEqual([]); // the running handlers' age leaves no allowance
+    expect(rig.driver.snapshot()).toMatchObject({ executing: 2, waiting: 0 });
+  });
+
+  it("a waiting job whose lease ran out is dropped, never started", () => {
+    const rig = warmed(1);
+    const batch = [...jobs(2, "r"), job("late", { leaseExpiresAt: 5 }), job("fine", { leaseExpiresAt: 60_000 })];
+    rig.claimed(batch, null, 2);
+    rig.finished(batch[0]!, ok, 6);
+    const out = rig.finished(batch[1]!, ok, 6);
+    expect(only(rig.log, "execute").map((c) => c.job.id)).not.toContain("late");
+    expect(only(out, "execute").map((c) => c.job.id)).toEqual([]);
+    expect(only(rig.log, "execute").map((c) => c.job.id)).toContain("fine");
+  });
+
+  it("a heartbeat answer about an earlier attempt does not touch the job's new attempt", () => {
+    const rig = warmed(1, { heartbeatIntervalMs: 300 });
+    const first = job("x", { attempt: 1 });
+    rig.claimed([first], null, 2);
+    rig.step({ type: "timer" }, 302); // heartbeat for x@1 in flight
+    rig.finished(first, failed(), 303);
+    rig.reported(304);
+    // x is retried at once and claimed again, at attempt 2, while the old heartbeat is unanswered.
+    const second = job("x", { attempt: 2 });
+    rig.step({ type: "hint", queue: "default" }, 305);
+    rig.claimed([second], null, 305);
+    const out = rig.step({ type: "heartbeatAnswered", results: [{ jobId: "x", status: "lost" }] }, 306);
+    expect(only(out, "abort")).toEqual([]);
+    expect(rig.driver.snapshot().executing).toBe(1);
   });
 });

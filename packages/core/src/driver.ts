@@ -37,6 +37,19 @@ interface Running {
  */
 const PREFETCH_WAIT_MS = 50;
 
+/**
+ * The longest a prefetched job waits for a slot (handlers that turned slow, e.g. one long job
+ * among short ones): past it the job is handed back, unstarted, for any node to claim.
+ */
+const PREFETCH_WAIT_LIMIT_MS = 1_000;
+
+/** A claimed job waiting for a slot, with when it was claimed and until when its lease holds. */
+interface Waiting {
+  readonly job: ClaimedJob;
+  readonly claimedAt: Instant;
+  leaseExpiresAt: Instant;
+}
+
 /** A fault backoff: when the retried action may run again. */
 interface Backoff {
   at: Instant;
@@ -68,7 +81,9 @@ export class NodeDriver {
 
   readonly #running = new Map<string, Running>();
   /** Claimed jobs waiting for a free handler slot, oldest claim first. */
-  #waiting: ClaimedJob[] = [];
+  #waiting: Waiting[] = [];
+  /** The `now` of the event being handled. */
+  #lastNow: Instant = 0;
   /** Moving mean of handler time (ms); `null` until a handler has finished. */
   #meanHandlerMs: number | null = null;
   /** Outcomes waiting for a report, oldest first. */
@@ -92,6 +107,8 @@ export class NodeDriver {
   #backlog = false;
 
   #heartbeatInFlight = false;
+  /** The attempt of each lease the heartbeat in flight renews (its answers match on both). */
+  #heartbeatSent = new Map<string, number>();
   #nextHeartbeatAt: Instant | null = null;
 
   #nextMaintenanceAt: Instant | null = null;
@@ -128,6 +145,7 @@ export class NodeDriver {
     const out: DriverCommand[] = [];
     if (this.#phase === "halted" || this.#phase === "stopped") return out;
     const { now } = event;
+    this.#lastNow = now;
     switch (event.type) {
       case "started":
         this.#phase = "running";
@@ -172,9 +190,11 @@ export class NodeDriver {
         this.#heartbeatInFlight = false;
         this.#healthy();
         this.#onHeartbeat(event.results, out);
+        this.#heartbeatSent.clear();
         break;
       case "heartbeatFailed":
         this.#heartbeatInFlight = false;
+        this.#heartbeatSent.clear();
         this.#fault(event.fault, out);
         break;
       case "schedulesLoaded":
@@ -206,9 +226,8 @@ export class NodeDriver {
           this.#plannedClaims = [];
           this.#maintenanceQueue = [];
           // Jobs that never started go straight back.
-          const waiting = this.#waiting;
+          this.#releaseWaiting(this.#waiting, out);
           this.#waiting = [];
-          if (waiting.length > 0) this.#release(waiting.map((j) => ({ jobId: j.id, attempt: j.attempt })), out);
         }
         break;
       case "stopDeadline":
@@ -233,7 +252,7 @@ export class NodeDriver {
       if (jobs.length > 0) this.#release(jobs.map((j) => ({ jobId: j.id, attempt: j.attempt })), out);
       return;
     }
-    this.#waiting.push(...jobs);
+    for (const job of jobs) this.#waiting.push({ job, claimedAt: now, leaseExpiresAt: job.leaseExpiresAt });
     this.#startWaiting(now, out);
     if (jobs.length > 0) {
       this.#nextHeartbeatAt ??= now + this.#config.heartbeatIntervalMs;
@@ -258,15 +277,38 @@ export class NodeDriver {
           : Math.min(nextDueAt, idleWake);
   }
 
-  /** Starts waiting jobs, oldest first, while handler slots are free. */
+  /**
+   * Starts waiting jobs, oldest first, while handler slots are free. A job whose lease has run
+   * out meanwhile is dropped, never started (a peer may already run it); one that waited past
+   * the limit is handed back.
+   */
   #startWaiting(now: Instant, out: DriverCommand[]): void {
-    let started = 0;
-    while (started < this.#waiting.length && this.#running.size < this.#config.poolSize) {
-      const job = this.#waiting[started++]!;
+    let taken = 0;
+    const overdue: Waiting[] = [];
+    while (taken < this.#waiting.length) {
+      const waiting = this.#waiting[taken]!;
+      if (waiting.leaseExpiresAt <= now) {
+        taken++;
+        continue;
+      }
+      if (now - waiting.claimedAt >= PREFETCH_WAIT_LIMIT_MS) {
+        overdue.push(waiting);
+        taken++;
+        continue;
+      }
+      if (this.#running.size >= this.#config.poolSize) break;
+      taken++;
+      const { job } = waiting;
       this.#running.set(job.id, { job, abandoned: false, cancelRequested: false, startedAt: now });
       out.push({ type: "execute", job });
     }
-    if (started > 0) this.#waiting = this.#waiting.slice(started);
+    if (taken > 0) this.#waiting = this.#waiting.slice(taken);
+    // Later entries were claimed no earlier than the first kept one; the wake-up covers them.
+    this.#releaseWaiting(overdue, out);
+  }
+
+  #releaseWaiting(waiting: readonly Waiting[], out: DriverCommand[]): void {
+    if (waiting.length > 0) this.#release(waiting.map(({ job }) => ({ jobId: job.id, attempt: job.attempt })), out);
   }
 
   #onFinished(jobId: string, attempt: number, result: ExecutionResult, now: Instant): void {
@@ -341,15 +383,19 @@ export class NodeDriver {
   #onHeartbeat(results: readonly HeartbeatResult[], out: DriverCommand[]): void {
     if (this.#waiting.length > 0) this.#onWaitingHeartbeat(results);
     for (const result of results) {
-      const running = this.#running.get(result.jobId);
+      const sent = this.#heartbeatSent.get(result.jobId);
+      const found = this.#running.get(result.jobId);
+      // An answer about an earlier attempt of the same job (reported, retried and claimed again
+      // while the heartbeat was in flight) is not about this one.
+      const running = found !== undefined && found.job.attempt === sent ? found : undefined;
       if (result.status === "lost") {
         if (running !== undefined && !running.abandoned) {
           running.abandoned = true;
           out.push({ type: "abort", jobId: result.jobId, reason: "leaseLost" });
         }
         // A buffered outcome of a lost lease would only be stale.
-        this.#buffer = this.#buffer.filter((r) => r.jobId !== result.jobId);
-        this.#unreported.delete(result.jobId);
+        this.#buffer = this.#buffer.filter((r) => r.jobId !== result.jobId || r.attempt !== sent);
+        if (this.#unreported.get(result.jobId)?.attempt === sent) this.#unreported.delete(result.jobId);
       } else if (result.cancelRequested && running !== undefined && !running.cancelRequested && !running.abandoned) {
         running.cancelRequested = true;
         out.push({ type: "abort", jobId: result.jobId, reason: "cancelRequested" });
@@ -363,10 +409,12 @@ export class NodeDriver {
    */
   #onWaitingHeartbeat(results: readonly HeartbeatResult[]): void {
     const byId = new Map(results.map((r) => [r.jobId, r]));
-    this.#waiting = this.#waiting.filter((job) => {
+    this.#waiting = this.#waiting.filter((waiting) => {
+      const { job } = waiting;
       const result = byId.get(job.id);
-      if (result === undefined) return true;
+      if (result === undefined || this.#heartbeatSent.get(job.id) !== job.attempt) return true;
       if (result.status === "lost") return false;
+      waiting.leaseExpiresAt = result.leaseExpiresAt;
       if (!result.cancelRequested) return true;
       this.#buffer.push({ jobId: job.id, workerId: this.#config.workerId, attempt: job.attempt, outcome: { type: "cancelled" }, addTags: [] });
       this.#unreported.set(job.id, job);
@@ -414,6 +462,9 @@ export class NodeDriver {
     for (const [jobId, running] of this.#running) {
       if (!running.abandoned) out.push({ type: "abort", jobId, reason: "halted" });
     }
+    // Jobs that never started go back at once (best effort), not when their leases lapse.
+    this.#releaseWaiting(this.#waiting, out);
+    this.#waiting = [];
     out.push({ type: "halted", message: fault.message });
     return false;
   }
@@ -485,7 +536,10 @@ export class NodeDriver {
   #capacity(): number {
     const { poolSize, prefetch } = this.#config;
     if (prefetch === 0 || this.#meanHandlerMs === null) return poolSize; // nothing known yet: no hoarding
-    return poolSize + Math.min(prefetch, Math.floor((poolSize * PREFETCH_WAIT_MS) / Math.max(this.#meanHandlerMs, 0.01)));
+    // A handler running longer than the mean says more about the next wait than the mean does.
+    const oldest = this.#running.values().next().value; // the Map keeps start order
+    const handlerMs = oldest === undefined ? this.#meanHandlerMs : Math.max(this.#meanHandlerMs, this.#lastNow - oldest.startedAt);
+    return poolSize + Math.min(prefetch, Math.floor((poolSize * PREFETCH_WAIT_MS) / Math.max(handlerMs, 0.01)));
   }
 
   #freeSlots(): number {
@@ -529,6 +583,7 @@ export class NodeDriver {
       return;
     }
     this.#heartbeatInFlight = true;
+    this.#heartbeatSent = new Map(leases.map((l) => [l.jobId, l.attempt]));
     this.#nextHeartbeatAt = now + this.#config.heartbeatIntervalMs;
     out.push({ type: "heartbeat", leases, leaseMs: this.#config.leaseMs });
   }
@@ -540,7 +595,7 @@ export class NodeDriver {
 
   /** Every lease this pump still holds: running and waiting jobs, outcomes not yet reported. */
   #heldLeases(): HeldLease[] {
-    const leases: HeldLease[] = this.#waiting.map((job) => ({ jobId: job.id, attempt: job.attempt }));
+    const leases: HeldLease[] = this.#waiting.map(({ job }) => ({ jobId: job.id, attempt: job.attempt }));
     for (const running of this.#running.values()) {
       if (!running.abandoned) leases.push({ jobId: running.job.id, attempt: running.job.attempt });
     }
@@ -614,6 +669,7 @@ export class NodeDriver {
       running && !this.#pollWanted ? this.#nextPollAt : null,
       running && this.#pollWanted && this.#claimInFlight === null ? (this.#claimBackoff?.at ?? null) : null,
       !this.#heartbeatInFlight && this.#holdsLeases() ? this.#nextHeartbeatAt : null,
+      this.#waiting.length > 0 ? this.#waiting[0]!.claimedAt + PREFETCH_WAIT_LIMIT_MS : null,
       this.#buffer.length > 0 && this.#reportInFlight === null ? (this.#reportBackoff?.at ?? null) : null,
       running && this.#config.maintenance && this.#maintenanceInFlight === null
         ? this.#maintenanceQueue.length > 0

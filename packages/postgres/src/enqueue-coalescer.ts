@@ -1,4 +1,4 @@
-import type { EnqueueRequest, EnqueueResult } from "@belay/contract";
+import { type EnqueueRequest, type EnqueueResult, TransientStoreError } from "@belay/contract";
 
 interface Waiting {
   readonly request: EnqueueRequest;
@@ -18,6 +18,10 @@ interface Waiting {
  * Duplicate ids across callers resolve as they would in sequence: the first creates, the later
  * ones are `duplicate`. The statement's `now` is the latest of its callers' (each call's `now`
  * is when it was made; the later one is still before the commit).
+ *
+ * A shared statement that fails for a reason other than a transient fault (data the database
+ * refuses, say) is run again call by call, so that only the call at fault fails. A transient
+ * fault fails every call it carried: each may retry.
  */
 export class EnqueueCoalescer {
   readonly #run: (request: EnqueueRequest) => Promise<readonly EnqueueResult[]>;
@@ -25,11 +29,18 @@ export class EnqueueCoalescer {
   readonly #maxJobs: number;
   #inFlight = 0;
   #waiting: Waiting[] = [];
+  #idle: (() => void)[] = [];
 
   constructor(run: (request: EnqueueRequest) => Promise<readonly EnqueueResult[]>, maxInFlight: number, maxJobs: number) {
     this.#run = run;
     this.#maxInFlight = maxInFlight;
     this.#maxJobs = maxJobs;
+  }
+
+  /** Resolves once no call waits and no statement is in flight. */
+  idle(): Promise<void> {
+    if (this.#inFlight === 0 && this.#waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
   }
 
   enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
@@ -55,6 +66,11 @@ export class EnqueueCoalescer {
         this.#next();
       });
     }
+    if (this.#inFlight === 0 && this.#waiting.length === 0) {
+      const idle = this.#idle;
+      this.#idle = [];
+      for (const resolve of idle) resolve();
+    }
   }
 
   async #flush(group: readonly Waiting[]): Promise<void> {
@@ -66,7 +82,17 @@ export class EnqueueCoalescer {
     try {
       results = await this.#run(request);
     } catch (error) {
-      for (const w of group) w.reject(error);
+      if (group.length === 1 || error instanceof TransientStoreError) {
+        for (const w of group) w.reject(error);
+        return;
+      }
+      for (const w of group) {
+        try {
+          w.resolve(await this.#run(w.request));
+        } catch (own) {
+          w.reject(own);
+        }
+      }
       return;
     }
     let offset = 0;

@@ -148,6 +148,7 @@ export class PostgresStore implements JobStore {
   readonly #limitedQueues = new Set<string>();
   readonly #callerCheck: CallerTransactionCheck;
   readonly #coalescer: EnqueueCoalescer;
+  readonly #accepted = new Set<Promise<readonly EnqueueResult[]>>();
   #hook: StepHook | null = null;
   #ready: Promise<void> | null = null;
   #closed = false;
@@ -227,6 +228,9 @@ export class PostgresStore implements JobStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // Enqueue calls already accepted finish first (some may be waiting to share a statement).
+    await Promise.allSettled([...this.#accepted]);
+    await this.#coalescer.idle();
     await this.#publisher?.drain();
     await this.#subscription?.close();
     if (this.#ownsPool) await this.#pool.end();
@@ -243,6 +247,18 @@ export class PostgresStore implements JobStore {
   async enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
     requireArray(request?.jobs, "jobs");
     requireInstant(request.now, "now");
+    this.#assertOpen();
+    // Tracked from here: close() lets every accepted call finish before it ends the pool.
+    const call = this.#enqueue(request);
+    this.#accepted.add(call);
+    try {
+      return await call;
+    } finally {
+      this.#accepted.delete(call);
+    }
+  }
+
+  async #enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
     await this.#open();
     if (request.tx !== undefined) return enqueue(this.#ctx, request, await this.#caller(clientExecutor(request.tx), "enqueue"));
     if (this.#hook === null && this.#shareable(request.jobs)) return this.#coalescer.enqueue(request);

@@ -1,4 +1,4 @@
-import type { EnqueueRequest, EnqueueResult, NewJob } from "@belay/contract";
+import { type EnqueueRequest, type EnqueueResult, type NewJob, TransientStoreError } from "@belay/contract";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EnqueueCoalescer } from "../src/enqueue-coalescer.js";
@@ -63,7 +63,43 @@ describe("EnqueueCoalescer", () => {
     expect((await calls[4]!).map((r) => r.id)).toEqual(["e"]);
   });
 
-  it("a failed statement fails every call it carried, and the next calls still run", async () => {
+  it("a shared statement failing for bad data is run again call by call: only the call at fault fails", async () => {
+    const statements: string[][] = [];
+    const coalescer = new EnqueueCoalescer(
+      async (request) => {
+        statements.push(request.jobs.map((j) => j.id));
+        if (request.jobs.some((j) => j.id === "bad")) throw new Error('invalid byte sequence for encoding "UTF8": 0x00');
+        return request.jobs.map((j) => ({ id: j.id, status: "created" as const, state: "scheduled" as const, seq: 1 }));
+      },
+      1,
+      100,
+    );
+    const calls = [coalescer.enqueue({ jobs: [job("a")], now: 1 }), coalescer.enqueue({ jobs: [job("b")], now: 1 })];
+    calls.push(coalescer.enqueue({ jobs: [job("bad")], now: 1 }), coalescer.enqueue({ jobs: [job("c")], now: 1 }));
+    const settled = await Promise.allSettled(calls);
+    expect(settled.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    expect(statements).toEqual([["a"], ["b", "bad", "c"], ["b"], ["bad"], ["c"]]);
+  });
+
+  it("a transient fault fails every call of the statement (each may retry); idle() waits for all calls", async () => {
+    const { coalescer, statements } = rig(1);
+    const first = coalescer.enqueue({ jobs: [job("a")], now: 1 });
+    const second = coalescer.enqueue({ jobs: [job("b")], now: 1 });
+    const third = coalescer.enqueue({ jobs: [job("c")], now: 1 });
+    let idle = false;
+    const done = coalescer.idle().then(() => (idle = true));
+    statements[0]!.finish();
+    await first;
+    await Promise.resolve();
+    expect(idle).toBe(false);
+    statements[1]!.finish(new TransientStoreError("connection lost"));
+    await expect(second).rejects.toBeInstanceOf(TransientStoreError);
+    await expect(third).rejects.toBeInstanceOf(TransientStoreError);
+    await done;
+    expect(statements).toHaveLength(2);
+  });
+
+  it("a statement failing again call by call fails only those calls, and the next calls still run", async () => {
     const { coalescer, statements } = rig(1);
     const first = coalescer.enqueue({ jobs: [job("a")], now: 1 });
     const second = coalescer.enqueue({ jobs: [job("b")], now: 1 });
@@ -71,12 +107,20 @@ describe("EnqueueCoalescer", () => {
     statements[0]!.finish();
     await first;
     await Promise.resolve();
-    statements[1]!.finish(new Error("connection lost"));
-    await expect(second).rejects.toThrow("connection lost");
-    await expect(third).rejects.toThrow("connection lost");
+    statements[1]!.finish(new Error("value refused"));
+    // Run again call by call: b alone, then c alone.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(statements[2]!.request.jobs.map((j) => j.id)).toEqual(["b"]);
+    statements[2]!.finish(new Error("value refused"));
+    await expect(second).rejects.toThrow("value refused");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(statements[3]!.request.jobs.map((j) => j.id)).toEqual(["c"]);
+    statements[3]!.finish();
+    expect((await third).map((r) => r.id)).toEqual(["c"]);
     const fourth = coalescer.enqueue({ jobs: [job("d")], now: 1 });
-    expect(statements).toHaveLength(3);
-    statements[2]!.finish();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(statements).toHaveLength(5);
+    statements[4]!.finish();
     expect((await fourth).map((r) => r.id)).toEqual(["d"]);
   });
 });
@@ -130,5 +174,22 @@ describe.skipIf(url === undefined)(`postgres: concurrent enqueues share commits 
     // cluster may commit meanwhile, hence the margin).
     expect(after - before, "commits for 200 calls").toBeLessThan(100);
     await store.close();
+  });
+
+  it("a job the database refuses fails only its own call; close() lets accepted calls finish", async () => {
+    const store = new PostgresStore({ connectionString: url!, schema, hints: false, enqueueConcurrency: 1 });
+    await store.migrate();
+    const calls = [
+      store.enqueue({ jobs: [job("nul-a")], now: 1 }),
+      store.enqueue({ jobs: [job("nul-b")], now: 1 }),
+      store.enqueue({ jobs: [job("nul-bad", { jobName: "x\u0000y" })], now: 1 }), // PostgreSQL text refuses NUL
+      store.enqueue({ jobs: [job("nul-c")], now: 1 }),
+    ];
+    const closing = store.close(); // while three calls still wait for the shared statement
+    const settled = await Promise.allSettled(calls);
+    await closing;
+    expect(settled.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    const { rows } = await pool.query(`SELECT id FROM "${schema}".jobs WHERE id LIKE 'nul-%' ORDER BY id`);
+    expect(rows.map((r) => r.id)).toEqual(["nul-a", "nul-b", "nul-c"]);
   });
 });

@@ -4,6 +4,7 @@ import {
   type EnqueueWorkflowRequest,
   type EnqueueWorkflowResult,
   InvalidTransactionError,
+  TransientStoreError,
 } from "@belay/contract";
 import {
   type AnyJobDefinition,
@@ -67,8 +68,6 @@ export class KyselyEnqueuer {
   /** The store the jobs are written to. */
   readonly store: ThroughStore;
   readonly #client: Client;
-  /** The tail of each transaction's queue of calls: one call at a time per transaction. */
-  readonly #queues = new WeakMap<object, Promise<unknown>>();
   /** Hints of each transaction, sent when it is known to have committed. */
   readonly #waiting = new WeakMap<object, (() => void)[]>();
 
@@ -145,7 +144,8 @@ export class KyselyEnqueuer {
     if (!isKysely(db)) throw new InvalidTransactionError("expected a Kysely instance or a Kysely transaction");
     if (!db.isTransaction) {
       // No transaction given: one of our own, so the jobs commit (and hint) on their own.
-      const { result, afterCommit } = await db.transaction().execute((trx) => work(kyselyExecutor(trx)));
+      await this.#refuseOpenTransaction(db);
+      const { result, afterCommit } = await this.#ownTransaction(db, work);
       afterCommit();
       return result;
     }
@@ -157,18 +157,64 @@ export class KyselyEnqueuer {
   }
 
   /**
-   * Runs `work` after the earlier calls on `trx` have settled. Two calls overlapping on one
-   * connection would interleave their statements inside each other's savepoints.
+   * A plain `Kysely` handle on PostgreSQL may still sit inside a transaction begun with raw SQL
+   * (`db.connection()` and `BEGIN`): PostgreSQL would only warn at our `BEGIN`, and our `COMMIT`
+   * would commit the caller's transaction. Outside a transaction block every statement is its
+   * own transaction, so its start time is the statement's; inside one, it is earlier.
+   */
+  async #refuseOpenTransaction(db: Kysely<any>): Promise<void> {
+    if (this.store.capabilities.name !== "postgres") return; // SQLite refuses a nested BEGIN itself
+    const [row] = await kyselyExecutor(db).query("SELECT transaction_timestamp() = statement_timestamp() AS fresh", []);
+    if (row?.["fresh"] === false) {
+      throw new InvalidTransactionError(
+        "this Kysely handle is inside a transaction begun outside Kysely; pass a Kysely Transaction (db.transaction()) instead",
+      );
+    }
+  }
+
+  /**
+   * Runs `work` in a transaction of its own. On SQLite a deferred transaction that reads before
+   * it writes fails with SQLITE_BUSY when another connection commits in between; the whole
+   * transaction is ours, so it is run again (a few times, briefly backing off).
+   */
+  async #ownTransaction<T>(db: Kysely<any>, work: (executor: QueryExecutor) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await db.transaction().execute((trx) => work(kyselyExecutor(trx)));
+      } catch (error) {
+        if (!(error instanceof TransientStoreError) || this.store.capabilities.name !== "sqlite" || attempt >= OWN_TRANSACTION_ATTEMPTS) {
+          throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2 ** attempt, 50)));
+      }
+    }
+  }
+
+  /**
+   * Runs `work` after the earlier calls on `trx` have settled — across every enqueuer in this
+   * process. Two calls overlapping on one connection would interleave their statements inside
+   * each other's savepoints. (Derived handles of one transaction — `trx.withSchema(…)` — are
+   * other objects: do not enqueue through two of them at once.)
    */
   #serially<T>(trx: object, work: () => Promise<T>): Promise<T> {
-    const current = (this.#queues.get(trx) ?? Promise.resolve()).then(work, work);
-    this.#queues.set(
+    const current = (queues.get(trx) ?? Promise.resolve()).then(work, work);
+    queues.set(
       trx,
       current.catch(() => undefined),
     );
     return current;
   }
 }
+
+/** Attempts of an enqueue in a transaction of the enqueuer's own on SQLite (see `#ownTransaction`). */
+const OWN_TRANSACTION_ATTEMPTS = 10;
+
+/**
+ * The tail of each transaction's queue of calls, shared by every enqueuer of the process (and by
+ * both module formats, should ESM and CJS copies be loaded): one call at a time per transaction.
+ */
+const queues: WeakMap<object, Promise<unknown>> = ((globalThis as Record<symbol, unknown>)[Symbol.for("belay.kysely.queues")] ??=
+  new WeakMap<object, Promise<unknown>>()) as WeakMap<object, Promise<unknown>>;
 
 /**
  * An enqueuer for `store` (a `SqliteStore` or `PostgresStore`) that writes inside your Kysely

@@ -24,7 +24,9 @@ interface Whereabouts {
 }
 
 const WHEREABOUTS = adHoc(
-  "SELECT current_database()::text AS database, to_regclass($1)::oid::text AS marker, pg_postmaster_start_time()::text AS started",
+  // The start time as epoch microseconds: its text form would follow each session's TimeZone and DateStyle.
+  "SELECT current_database()::text AS database, to_regclass($1)::oid::text AS marker, " +
+    "(extract(epoch from pg_postmaster_start_time()) * 1000000)::bigint::text AS started",
 );
 
 function toWhereabouts(row: Row | undefined): Whereabouts {

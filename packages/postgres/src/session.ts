@@ -94,9 +94,13 @@ async function run(client: PostgresClient, statement: Statement, values: readonl
 const BEGIN = adHoc("BEGIN");
 const COMMIT = adHoc("COMMIT");
 const ROLLBACK = adHoc("ROLLBACK");
-const SAVEPOINT = adHoc("SAVEPOINT belay_enqueue");
-const RELEASE_SAVEPOINT = adHoc("RELEASE SAVEPOINT belay_enqueue");
-const ROLLBACK_TO_SAVEPOINT = adHoc("ROLLBACK TO SAVEPOINT belay_enqueue");
+/**
+ * Each call's savepoint has a name of its own: should two calls ever overlap on one connection
+ * (against the documented rule), releasing or rolling back one then fails loudly instead of
+ * silently releasing or undoing the other's savepoint.
+ */
+let savepoints = 0;
+const savepointName = (): string => `belay_enqueue_${++savepoints}`;
 
 /**
  * Runs operations on pool connections: a single statement in autocommit, or several in one
@@ -186,8 +190,9 @@ export class Executor {
     keep: (result: T) => boolean,
     body: (session: Session) => Promise<T>,
   ): Promise<T> {
+    const savepoint = savepointName();
     try {
-      await caller.query(SAVEPOINT.text, []);
+      await caller.query(`SAVEPOINT ${savepoint}`, []);
     } catch (error) {
       throw callerTransactionError(error, operation);
     }
@@ -204,7 +209,7 @@ export class Executor {
     try {
       result = await body(session);
     } catch (error) {
-      await this.#undoSavepoint(caller);
+      await this.#undoSavepoint(caller, savepoint);
       const state = sqlState(error);
       if (state === "42P01" || state === "3F000") {
         throw new InvalidTransactionError(`the transaction's database has no Belay schema here (${(error as Error).message})`);
@@ -212,18 +217,18 @@ export class Executor {
       throw toStoreError(error, operation);
     }
     try {
-      if (keep(result)) await caller.query(RELEASE_SAVEPOINT.text, []);
-      else await this.#undoSavepoint(caller);
+      if (keep(result)) await caller.query(`RELEASE SAVEPOINT ${savepoint}`, []);
+      else await this.#undoSavepoint(caller, savepoint);
     } catch (error) {
       throw toStoreError(error, operation);
     }
     return result;
   }
 
-  async #undoSavepoint(caller: PostgresQueryExecutor): Promise<void> {
+  async #undoSavepoint(caller: PostgresQueryExecutor, savepoint: string): Promise<void> {
     try {
-      await caller.query(ROLLBACK_TO_SAVEPOINT.text, []);
-      await caller.query(RELEASE_SAVEPOINT.text, []);
+      await caller.query(`ROLLBACK TO SAVEPOINT ${savepoint}`, []);
+      await caller.query(`RELEASE SAVEPOINT ${savepoint}`, []);
     } catch {
       // The connection or transaction is gone; the caller's own COMMIT or ROLLBACK will say so.
     }

@@ -120,6 +120,8 @@ export async function checkCallerTransaction(executor: SqliteQueryExecutor, ownF
   throw new InvalidTransactionError("no transaction is open on the connection (begin one first)");
 }
 
+let savepoints = 0;
+
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === "function";
 }
@@ -141,15 +143,18 @@ export async function runInCallerTransaction<T>(
   step: (name: string) => void | Promise<void>,
 ): Promise<T> {
   const query = (sql: string, values: readonly unknown[] = []) => executor.query(sql, values);
+  // A name of its own per call: two calls overlapping on one connection (against the rule) then
+  // fail loudly instead of releasing or undoing each other's savepoint.
+  const savepoint = `belay_enqueue_${++savepoints}`;
   const undo = async (): Promise<void> => {
-    const back = query("ROLLBACK TO belay_enqueue");
+    const back = query(`ROLLBACK TO ${savepoint}`);
     if (isPromise(back)) await back;
-    const released = query("RELEASE belay_enqueue");
+    const released = query(`RELEASE ${savepoint}`);
     if (isPromise(released)) await released;
   };
   let result: T;
   try {
-    const began = query("SAVEPOINT belay_enqueue");
+    const began = query(`SAVEPOINT ${savepoint}`);
     if (isPromise(began)) await began;
     let next = io.next();
     while (!next.done) {
@@ -176,7 +181,7 @@ export async function runInCallerTransaction<T>(
   }
   try {
     if (keep(result)) {
-      const released = query("RELEASE belay_enqueue");
+      const released = query(`RELEASE ${savepoint}`);
       if (isPromise(released)) await released;
     } else {
       await undo();

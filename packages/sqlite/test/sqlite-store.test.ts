@@ -302,7 +302,9 @@ describe("sqlite: enqueue through a caller's executor (enqueueThrough)", () => {
       { id: "a", status: "created", state: "scheduled", seq: expect.any(Number) },
       { id: "b", status: "created", state: "awaitingParents", seq: expect.any(Number) },
     ]);
-    expect(executor.statements.filter((sql) => /belay_enqueue/.test(sql))).toEqual(["SAVEPOINT belay_enqueue", "RELEASE belay_enqueue"]);
+    const savepoints = executor.statements.filter((sql) => /belay_enqueue/.test(sql));
+    expect(savepoints).toEqual([expect.stringMatching(/^SAVEPOINT belay_enqueue_\d+$/), expect.stringMatching(/^RELEASE belay_enqueue_\d+$/)]);
+    expect(savepoints[1]!.split(" ")[1]).toBe(savepoints[0]!.split(" ")[1]);
     expect(await store.getJob("a"), "invisible before the commit").toBeNull();
     db.exec("COMMIT");
     expect(heard, "no hint until told of the commit").toEqual([]);

@@ -93,7 +93,7 @@ import { HintPublisher, HintSubscription, hintChannel } from "./hints.js";
 import { checkSchema, migrateSchema } from "./migrate.js";
 import type { PostgresPool } from "./pool.js";
 import { OwnedPool, type PostgresStoreConfig, type ResolvedPostgresStoreConfig, resolvePostgresStoreConfig } from "./postgres-store-config.js";
-import { Executor, type PostgresQueryExecutor, SqlCache, clientExecutor } from "./session.js";
+import { type CheckedExecutor, Executor, type PostgresQueryExecutor, SqlCache, clientExecutor } from "./session.js";
 import { claim } from "./sql/claim.js";
 import { enqueue } from "./sql/enqueue.js";
 import { expireLeases, heartbeat, release } from "./sql/leases.js";
@@ -566,13 +566,13 @@ export class PostgresStore implements JobStore {
     return true;
   }
 
-  /** `caller`, once it is proven to reach this store's database and schema. */
-  async #caller(caller: PostgresQueryExecutor, operation: string): Promise<PostgresQueryExecutor> {
+  /** `caller`, with the check that it reaches this store's database and schema. */
+  async #caller(caller: PostgresQueryExecutor, operation: string): Promise<CheckedExecutor> {
     if (typeof caller?.query !== "function") {
       throw new InvalidTransactionError("expected an executor with query(sql, values) running in your transaction");
     }
-    await this.#callerCheck.check(caller, operation);
-    return caller;
+    // Checked right after the call's savepoint (see Executor#runInCallerTransaction).
+    return { query: (sql, values) => caller.query(sql, values), verify: () => this.#callerCheck.check(caller, operation) };
   }
 
   /** Refuses a closed store and, once per store, a schema it cannot run against. */

@@ -196,6 +196,17 @@ export class Executor {
     } catch (error) {
       throw callerTransactionError(error, operation);
     }
+    const { verify } = caller as CheckedExecutor;
+    if (verify !== undefined) {
+      // Inside the savepoint: a refusal, or a check that fails (no access to the store's schema,
+      // say), is rolled back to it and leaves the caller's transaction usable.
+      try {
+        await verify();
+      } catch (error) {
+        await this.#undoSavepoint(caller, savepoint);
+        throw error;
+      }
+    }
     const hook = this.#hook();
     const session: Session = {
       transactional: true,
@@ -247,6 +258,11 @@ export class Executor {
  */
 export interface PostgresQueryExecutor {
   query(sql: string, values: readonly unknown[]): Promise<readonly Row[]>;
+}
+
+/** A caller's executor with the check of where it is, run once its savepoint is in place. */
+export interface CheckedExecutor extends PostgresQueryExecutor {
+  readonly verify?: () => Promise<void>;
 }
 
 /**

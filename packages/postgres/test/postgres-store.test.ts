@@ -77,6 +77,32 @@ describe.skipIf(url === undefined)(`postgres store against a database (${target.
   }
 
   describe("enqueue inside the caller's pg transaction", () => {
+    it("a role that cannot see the store's schema is refused, and its transaction stays usable", async () => {
+      const store = await freshStore();
+      const role = `belay_noaccess_${process.pid}`;
+      await pool.query(`DROP ROLE IF EXISTS ${role}; CREATE ROLE ${role} LOGIN`);
+      const parsed = new URL(url!);
+      parsed.username = role;
+      const outsider = testPool(parsed.toString(), 1);
+      const client = await outsider.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query("CREATE TEMP TABLE business (k text) ON COMMIT DROP");
+        await client.query("INSERT INTO business VALUES ('kept')");
+        const code = await codeOf(() => store.enqueue({ jobs: [job("outsider")], now: 1, tx: client }));
+        expect(code).toBe("BELAY_INVALID_TRANSACTION");
+        // The failed check was rolled back to the call's savepoint: the transaction goes on.
+        const { rows } = await client.query("SELECT k FROM business");
+        expect(rows).toEqual([{ k: "kept" }]);
+        await client.query("COMMIT");
+      } finally {
+        client.release();
+        await outsider.end();
+        await pool.query(`DROP OWNED BY ${role}; DROP ROLE IF EXISTS ${role}`);
+      }
+      expect(await store.getJob("outsider")).toBeNull();
+    });
+
     it("refuses a client with no open transaction, and one whose transaction failed", async () => {
       const store = await freshStore();
       const client = await pool.connect();

@@ -1,7 +1,13 @@
-import { type EnqueueRequest, type EnqueueResult, TransientStoreError } from "@belay/contract";
+import { type EnqueueRequest, type EnqueueResult, TransientStoreError, type validateNewJob } from "@belay/contract";
+
+/** A job's field checks, when the caller has run them already (so the statement need not again). */
+export type CheckedJob = ReturnType<typeof validateNewJob>;
+
+type Run = (request: EnqueueRequest, checked?: readonly CheckedJob[]) => Promise<readonly EnqueueResult[]>;
 
 interface Waiting {
   readonly request: EnqueueRequest;
+  readonly checked: readonly CheckedJob[] | undefined;
   readonly resolve: (results: readonly EnqueueResult[]) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -24,14 +30,14 @@ interface Waiting {
  * fault fails every call it carried: each may retry.
  */
 export class EnqueueCoalescer {
-  readonly #run: (request: EnqueueRequest) => Promise<readonly EnqueueResult[]>;
+  readonly #run: Run;
   readonly #maxInFlight: number;
   readonly #maxJobs: number;
   #inFlight = 0;
   #waiting: Waiting[] = [];
   #idle: (() => void)[] = [];
 
-  constructor(run: (request: EnqueueRequest) => Promise<readonly EnqueueResult[]>, maxInFlight: number, maxJobs: number) {
+  constructor(run: Run, maxInFlight: number, maxJobs: number) {
     this.#run = run;
     this.#maxInFlight = maxInFlight;
     this.#maxJobs = maxJobs;
@@ -43,9 +49,10 @@ export class EnqueueCoalescer {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
+  /** `checked`: the jobs' field checks, if already run (handed on to the statement). */
+  enqueue(request: EnqueueRequest, checked?: readonly CheckedJob[]): Promise<readonly EnqueueResult[]> {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ request, resolve, reject });
+      this.#waiting.push({ request, checked, resolve, reject });
       this.#next();
     });
   }
@@ -78,9 +85,10 @@ export class EnqueueCoalescer {
       group.length === 1
         ? group[0]!.request
         : { jobs: group.flatMap((w) => w.request.jobs), now: Math.max(...group.map((w) => w.request.now)) };
+    const checked = group.every((w) => w.checked !== undefined) ? group.flatMap((w) => w.checked!) : undefined;
     let results: readonly EnqueueResult[];
     try {
-      results = await this.#run(request);
+      results = await this.#run(request, checked);
     } catch (error) {
       if (group.length === 1 || error instanceof TransientStoreError) {
         for (const w of group) w.reject(error);
@@ -88,7 +96,7 @@ export class EnqueueCoalescer {
       }
       for (const w of group) {
         try {
-          w.resolve(await this.#run(w.request));
+          w.resolve(await this.#run(w.request, w.checked));
         } catch (own) {
           w.reject(own);
         }

@@ -87,7 +87,7 @@ import {
   validateNewJob,
 } from "@belay/contract";
 import { CallerTransactionCheck, type EnqueuedThrough } from "./caller-transaction.js";
-import { EnqueueCoalescer } from "./enqueue-coalescer.js";
+import { type CheckedJob, EnqueueCoalescer } from "./enqueue-coalescer.js";
 import type { StoreContext } from "./context.js";
 import { HintPublisher, HintSubscription, hintChannel } from "./hints.js";
 import { checkSchema, migrateSchema } from "./migrate.js";
@@ -178,7 +178,7 @@ export class PostgresStore implements JobStore {
         this.#publisher?.publish(queues);
       },
     };
-    this.#coalescer = new EnqueueCoalescer((r) => enqueue(this.#ctx, r), config.enqueueConcurrency ?? 2, bounds.enqueueBatch);
+    this.#coalescer = new EnqueueCoalescer((r, checked) => enqueue(this.#ctx, r, undefined, checked), config.enqueueConcurrency ?? 2, bounds.enqueueBatch);
     if (this.#subscription !== null) {
       const subscription = this.#subscription;
       this.subscribeHints = (listener: HintListener) => subscription.subscribe(listener);
@@ -261,7 +261,8 @@ export class PostgresStore implements JobStore {
   async #enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
     await this.#open();
     if (request.tx !== undefined) return enqueue(this.#ctx, request, await this.#caller(clientExecutor(request.tx), "enqueue"));
-    if (this.#hook === null && this.#shareable(request.jobs)) return this.#coalescer.enqueue(request);
+    const shared = this.#hook === null ? this.#shareable(request.jobs) : null;
+    if (shared !== null) return this.#coalescer.enqueue(request, shared);
     return enqueue(this.#ctx, request);
   }
 
@@ -554,17 +555,20 @@ export class PostgresStore implements JobStore {
   }
 
   /**
-   * Whether a call may share its statement with others': a small call (a large one amortizes its
-   * commit by itself) whose jobs are all valid and parentless.
+   * The field checks of a call that may share its statement with others, or `null`: only a small
+   * call (a large one amortizes its commit by itself) whose jobs are all valid and parentless.
    */
-  #shareable(jobs: EnqueueRequest["jobs"]): boolean {
-    if (jobs.length === 0 || jobs.length > SHARED_CALL_MAX_JOBS) return false;
+  #shareable(jobs: EnqueueRequest["jobs"]): CheckedJob[] | null {
+    if (jobs.length === 0 || jobs.length > SHARED_CALL_MAX_JOBS) return null;
+    const checked: CheckedJob[] = [];
     for (const job of jobs) {
-      const checked = validateNewJob(job, this.#ctx.bounds);
-      if (!checked.ok || checked.job.parentIds.length > 0) return false;
+      const result = validateNewJob(job, this.#ctx.bounds);
+      if (!result.ok || result.job.parentIds.length > 0) return null;
+      checked.push(result);
     }
-    return true;
+    return checked;
   }
+
 
   /** `caller`, with the check that it reaches this store's database and schema. */
   async #caller(caller: PostgresQueryExecutor, operation: string): Promise<CheckedExecutor> {

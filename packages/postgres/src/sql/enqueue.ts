@@ -40,14 +40,20 @@ const STATE_BY_ID = (S: string) => `SELECT id, state FROM ${S}.jobs WHERE id = A
  * See `JobStore.enqueue`: one statement without parents, a transaction with them. With `caller`,
  * inside the caller's transaction instead (its hints ride that transaction as NOTIFY).
  */
-export async function enqueue(ctx: StoreContext, request: EnqueueRequest, caller?: PostgresQueryExecutor): Promise<EnqueueResult[]> {
+export async function enqueue(
+  ctx: StoreContext,
+  request: EnqueueRequest,
+  caller?: PostgresQueryExecutor,
+  /** The jobs' field checks, when the caller has run them already. */
+  prechecked?: readonly ReturnType<typeof validateNewJob>[],
+): Promise<EnqueueResult[]> {
   const { jobs, now } = request;
   if (jobs.length === 0) return [];
   if (jobs.length > ctx.bounds.enqueueBatch) {
     const rejection = boundRejection("BELAY_BATCH_TOO_LARGE", "jobs", ctx.bounds.enqueueBatch, jobs.length);
     return jobs.map((job) => ({ id: String(job?.id), status: "rejected", rejection }));
   }
-  const checked = jobs.map((job) => validateNewJob(job, ctx.bounds));
+  const checked = prechecked ?? jobs.map((job) => validateNewJob(job, ctx.bounds));
   const parentIds = [...new Set(checked.flatMap((c) => (c.ok ? c.job.parentIds : [])))];
   const fieldRejected = checked.some((c) => !c.ok);
   const due = new DueQueues(now);

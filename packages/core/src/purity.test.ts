@@ -20,7 +20,8 @@ function sources(folder: string): string[] {
 }
 
 const PURE_FILES = [
-  ...["retry", "dispatch", "cron-planner", "driver", "driver-types"].map((name) => join(packages, "core/src", `${name}.ts`)),
+  ...["retry", "dispatch", "cron-planner", "driver", "driver-types", "fault-policy"].map((name) => join(packages, "core/src", `${name}.ts`)),
+  ...sources(join(packages, "core/src/driver")),
   ...sources(join(packages, "contract/src")),
   ...sources(join(packages, "memory/src")),
 ];
@@ -63,6 +64,12 @@ describe("purity", () => {
       "core/src/cron-planner.ts",
       "core/src/driver.ts",
       "core/src/driver-types.ts",
+      "core/src/driver/claims.ts",
+      "core/src/driver/leases.ts",
+      "core/src/driver/maintenance.ts",
+      "core/src/driver/outcomes.ts",
+      "core/src/driver/slots.ts",
+      "core/src/fault-policy.ts",
       "contract/src/job-store.ts",
       "contract/src/index.ts",
       "memory/src/memory-store.ts",

@@ -24,3 +24,5 @@ export { snapshot } from "./snapshot.js";
 export { postgresTarget, randomSchemaName } from "./postgres-target.js";
 export type { PostgresTarget, PostgresTargetOptions } from "./postgres-target.js";
 export { T0, newJob } from "./fixtures.js";
+export { InjectedFault } from "./injected-fault.js";
+export type { ConformanceErrorCode } from "./injected-fault.js";

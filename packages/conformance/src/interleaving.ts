@@ -1,4 +1,5 @@
-import { InjectedFault, type JobStore, type StepPoint } from "@belay/contract";
+import type { JobStore, StepPoint } from "@belay/contract";
+import { InjectedFault } from "./injected-fault.js";
 import { expect } from "vitest";
 import { snapshot } from "./snapshot.js";
 import type { SuiteContext } from "./suite-context.js";

@@ -1,10 +1,14 @@
 import type { Bounds } from "./bounds.js";
 
 /**
- * The stable codes of every Belay error and rejection. Recognise errors by `code`, not by
- * `instanceof`: two installed copies of this package have two copies of each class.
+ * The code of any Belay error: `BELAY_` and an upper-case name. Each package declares the codes
+ * it throws (this one: {@link ContractErrorCode}); recognise errors by `code`, not by
+ * `instanceof`: two installed copies of a package have two copies of each class.
  */
-export type BelayErrorCode =
+export type BelayErrorCode = `BELAY_${string}`;
+
+/** The codes of the errors and rejections the Storage Contract defines (every store throws these). */
+export type ContractErrorCode =
   | "BELAY_TRANSIENT_STORE"
   | "BELAY_INVALID_INPUT"
   | BoundErrorCode
@@ -13,12 +17,10 @@ export type BelayErrorCode =
   | "BELAY_JOB_EXISTS"
   | "BELAY_TRANSACTION_NOT_SUPPORTED"
   | "BELAY_INVALID_TRANSACTION"
+  | "BELAY_CAPABILITY_NOT_SUPPORTED"
   | "BELAY_SCHEMA_VERSION_UNKNOWN"
   | "BELAY_SCHEMA_NOT_MIGRATED"
-  | "BELAY_STORE_CLOSED"
-  | "BELAY_INJECTED_FAULT"
-  | "BELAY_UNKNOWN_JOB_NAME"
-  | "BELAY_PAYLOAD_INVALID";
+  | "BELAY_STORE_CLOSED";
 
 /** Codes of the bound violations, one per enforced (never truncated) bound. */
 export type BoundErrorCode =
@@ -180,6 +182,16 @@ export class TransactionNotSupportedError extends BelayError {
   }
 }
 
+/** An optional capability (`capabilities.stepHook`, `wakeUpHints`, `enqueueThrough`) was used on a store without it. */
+export class CapabilityNotSupportedError extends BelayError {
+  readonly capability: string;
+
+  constructor(storeName: string, capability: string) {
+    super("BELAY_CAPABILITY_NOT_SUPPORTED", `${storeName} does not support ${capability}`);
+    this.capability = capability;
+  }
+}
+
 /** A transaction handle is finished, of the wrong kind, or on a different database than the store. */
 export class InvalidTransactionError extends BelayError {
   constructor(reason: string) {
@@ -213,16 +225,6 @@ export class SchemaNotMigratedError extends BelayError {
 export class StoreClosedError extends BelayError {
   constructor() {
     super("BELAY_STORE_CLOSED", "the store is closed");
-  }
-}
-
-/** Thrown by a test step hook to simulate a crash between two internal writes of an operation. */
-export class InjectedFault extends BelayError {
-  readonly point: StepPoint;
-
-  constructor(point: StepPoint) {
-    super("BELAY_INJECTED_FAULT", `injected fault at ${point.operation}/${point.step}`);
-    this.point = point;
   }
 }
 

@@ -4,10 +4,40 @@
  */
 export type { JobStore, StoreCapabilities, HintListener, StepHook, MigrateResult } from "./job-store.js";
 
+export { CheckedJobStore, checkedJobStore } from "./checked-store.js";
+export type { JobStoreOperations } from "./checked-store.js";
+
+export type {
+  QueryRow,
+  QueryExecutor,
+  EnqueuedThrough,
+  EnqueueThroughRequest,
+  EnqueueWorkflowThroughRequest,
+  EnqueueThroughOperations,
+} from "./through.js";
+
+export { Mutex } from "./mutex.js";
+
+export { schemaVersionOf, assertSchemaUsable } from "./migrations.js";
+export type { Migration, SchemaState } from "./migrations.js";
+
+export {
+  TERMINAL_CAUSES,
+  terminalCauseText,
+  terminalCauseSql,
+  jobStateNameSql,
+  leaseExpiryDisposition,
+  outcomeDisposition,
+} from "./terminal-causes.js";
+export type { TerminalCauseKind, TerminalCauseFacts, ExpiryDisposition, OutcomeDisposition } from "./terminal-causes.js";
+
 export {
   JOB_STATES,
   JOB_STATE_CODES,
   jobStateFromCode,
+  DEPENDENCY_MODES,
+  DEPENDENCY_MODE_CODES,
+  dependencyModeFromCode,
   isTerminalState,
   countedAttempts,
   retryDelayMs,
@@ -41,12 +71,12 @@ export {
   SchemaVersionError,
   SchemaNotMigratedError,
   StoreClosedError,
-  InjectedFault,
+  CapabilityNotSupportedError,
   errorFromRejection,
   boundRejection,
   BOUND_OF_CODE,
 } from "./errors.js";
-export type { BelayErrorCode, BoundErrorCode, Rejection, StepPoint } from "./errors.js";
+export type { BelayErrorCode, ContractErrorCode, BoundErrorCode, Rejection, StepPoint } from "./errors.js";
 
 export { validateNewJob, normalizeTags, checkId, checkQueueName, isInstant, planEnqueue, refusedEnqueue, unknownParentRejection } from "./enqueue.js";
 export type { NewJob, NormalizedNewJob, EnqueueRequest, EnqueueResult, EnqueuePlan } from "./enqueue.js";
@@ -161,6 +191,13 @@ export {
 } from "./input.js";
 
 export {
+  assertEnqueueRequest,
+  assertEnqueueWorkflowRequest,
+  assertUpsertScheduleRequest,
+  assertLookupId,
+  assertFacetRequest,
+  assertSuggestTagsRequest,
+  assertListWorkflowsRequest,
   assertClaimRequest,
   assertReportOutcomesRequest,
   assertHeartbeatRequest,

@@ -46,6 +46,7 @@
 import type { Bounds } from "./bounds.js";
 import type { StepPoint } from "./errors.js";
 import type { EnqueueRequest, EnqueueResult } from "./enqueue.js";
+import type { EnqueueThroughRequest, EnqueueWorkflowThroughRequest, EnqueuedThrough, QueryExecutor } from "./through.js";
 import type {
   ClaimRequest,
   ClaimResult,
@@ -110,14 +111,23 @@ import type {
   WorkflowRecord,
 } from "./workflows.js";
 
-/** What a store can do beyond the mandatory contract, and the limits it enforces. */
+/**
+ * What a store can do beyond the mandatory contract, and the limits it enforces. Each optional
+ * capability has a flag here and methods on {@link JobStore}; a store without the capability
+ * either lacks those methods or has them throw (`TransactionNotSupportedError` for a `tx`,
+ * `CapabilityNotSupportedError` otherwise) — it never ignores the request.
+ */
 export interface StoreCapabilities {
   /** A short name for messages and metrics, e.g. `memory`, `sqlite`, `postgres`. */
   readonly name: string;
   /** `enqueue`/`enqueueWorkflow` accept `tx`. Without it, a `tx` throws `TransactionNotSupportedError`. */
   readonly transactionalEnqueue: boolean;
+  /** `enqueueThrough`/`enqueueWorkflowThrough` run inside a transaction held by another driver. */
+  readonly enqueueThrough: boolean;
   /** `subscribeHints` is implemented. */
   readonly wakeUpHints: boolean;
+  /** `setStepHook` is implemented: the test hook the atomicity clauses of the conformance suite use. */
+  readonly stepHook: boolean;
   readonly bounds: Readonly<Bounds>;
   readonly historyPolicy: HistoryPolicy;
 }
@@ -141,10 +151,13 @@ export interface MigrateResult {
 
 /**
  * The Storage Contract. See the glossary and rules above; each method says what it guarantees.
- * Methods that take a request object validate it first and throw `InvalidInputError` naming the
- * field for a malformed request (not an array, `now` not an integer, …), writing nothing.
+ * Every method checks its request first and throws `InvalidInputError` (or a bound error) naming
+ * the field for a malformed one (not an array, `now` not an integer, …), writing nothing. The
+ * checks are the contract's own (`checkedJobStore`): a store implements the operations and gets
+ * the same checks, in the same order, as every other store.
  */
 export interface JobStore {
+  /** What this store can do and the bounds it enforces. Fixed for the store's lifetime. */
   readonly capabilities: StoreCapabilities;
 
   /**
@@ -244,16 +257,33 @@ export interface JobStore {
 
   // ---- operator actions (each appends an audit record with its effect) ---------------------
 
+  /**
+   * Cancels a live job: a scheduled or awaiting job at once (its `onSuccess` children cascade);
+   * a leased job cooperatively — the request rides the next heartbeat answer, and a retryable
+   * failure or a lease expiry then ends the job cancelled instead of rescheduled. Terminal jobs
+   * are left alone (`notCancellable`).
+   */
   cancelJob(request: JobActionRequest): Promise<CancelResult>;
+  /**
+   * Puts a dead-lettered or quarantined job back to `scheduled`, due `now`, attempt reset to 0
+   * (its children re-gated). Other states are left alone and say so.
+   */
   requeueJob(request: JobActionRequest): Promise<RequeueResult>;
   /** Claims skip a paused queue; leased jobs of it are left alone. */
   pauseQueue(request: QueueActionRequest): Promise<QueueActionResult>;
+  /** Lets claims take the queue's due jobs again. */
   resumeQueue(request: QueueActionRequest): Promise<QueueActionResult>;
+  /**
+   * Sets (or, with `null`, removes) the queue's cluster-wide concurrency limit: claims never
+   * lease more of its jobs at once. Lowering it below the current usage revokes nothing.
+   */
   setConcurrencyLimit(request: SetConcurrencyLimitRequest): Promise<QueueActionResult>;
+  /** The audit trail of operator actions, filtered by target, with keyset paging. */
   listAuditRecords(request?: ListAuditRequest): Promise<AuditPage>;
 
   // ---- monitoring reads (committed effects only) ------------------------------------------
 
+  /** The job with its payload, or `null` when the store holds no job with this id. */
   getJob(jobId: string): Promise<JobRecord | null>;
   /** The output a succeeded job returned, as JSON text; `null` when none or unknown. */
   getJobOutput(jobId: string): Promise<string | null>;
@@ -274,6 +304,7 @@ export interface JobStore {
 
   // ---- workflows -----------------------------------------------------------------------------
 
+  /** The workflow with its members' states and derived status, or `null`. */
   getWorkflow(workflowId: string): Promise<WorkflowRecord | null>;
   /** Oldest first. */
   listWorkflows(request?: ListWorkflowsRequest): Promise<WorkflowPage>;
@@ -285,7 +316,12 @@ export interface JobStore {
 
   // ---- observers -----------------------------------------------------------------------------
 
+  /**
+   * Registers an observer (or redefines its subscription, keeping its cursor). A new observer
+   * starts at the end of the transition log unless `startAt` says `beginning`.
+   */
   registerObserver(request: RegisterObserverRequest): Promise<RegisterObserverResult>;
+  /** Removes an observer with its cursor, pending deliveries and dead letters. */
   removeObserver(request: { readonly observerId: string }): Promise<{ readonly status: "removed" | "notFound" }>;
   /** Takes (or renews) the observer's delivery lease and hands out the next transitions. */
   claimObserverDeliveries(request: ClaimObserverDeliveriesRequest): Promise<ClaimObserverDeliveriesResult>;
@@ -294,11 +330,14 @@ export interface JobStore {
    * prefix that is resolved or not subscribed. A stale deliverer changes nothing.
    */
   reportObserverDeliveries(request: ReportObserverDeliveriesRequest): Promise<ReportObserverDeliveriesResult>;
+  /** One observer's cursor, lease, lag and dead-letter count, or `null`. */
   getObserver(observerId: string): Promise<ObserverStatus | null>;
+  /** Every observer, by id. */
   listObservers(): Promise<readonly ObserverStatus[]>;
+  /** The transitions an observer gave up on, oldest first; empty for an unknown observer. */
   listObserverDeadLetters(observerId: string): Promise<readonly ObserverDeadLetter[]>;
 
-  // ---- optional ------------------------------------------------------------------------------
+  // ---- optional capabilities (see StoreCapabilities) ------------------------------------------
 
   /**
    * Subscribes to wake-up hints (only when `capabilities.wakeUpHints`). Hints are lossy and only
@@ -306,4 +345,22 @@ export interface JobStore {
    * dropped, duplicated or delayed. Returns the unsubscribe function.
    */
   subscribeHints?(listener: HintListener): () => void;
+
+  /**
+   * `enqueue` inside a transaction held open by another driver (only when
+   * `capabilities.enqueueThrough`): `executor` runs the store's statements on that transaction's
+   * connection, under a savepoint, so a rejected call leaves the transaction usable. The jobs
+   * exist if and only if the transaction commits; `afterCommit()` of the result sends the hints.
+   */
+  enqueueThrough?(executor: QueryExecutor, request: EnqueueThroughRequest): Promise<EnqueuedThrough<readonly EnqueueResult[]>>;
+
+  /** `enqueueWorkflow` inside a caller's transaction; see {@link enqueueThrough}. */
+  enqueueWorkflowThrough?(executor: QueryExecutor, request: EnqueueWorkflowThroughRequest): Promise<EnqueuedThrough<EnqueueWorkflowResult>>;
+
+  /**
+   * Test hook (only when `capabilities.stepHook`): installs, or with `null` removes, a function
+   * the store calls at each named internal step of every write, inside its transaction. See
+   * {@link StepHook}. Never install one in production.
+   */
+  setStepHook?(hook: StepHook | null): void;
 }

@@ -63,6 +63,19 @@ export type InitialJobState = "scheduled" | "awaitingParents" | "cancelled";
  */
 export type DependencyMode = "onSuccess" | "onAnyTerminal";
 
+/** Every dependency mode, in the order of their stored codes. */
+export const DEPENDENCY_MODES: readonly DependencyMode[] = Object.freeze(["onSuccess", "onAnyTerminal"]);
+
+/** The small integer each dependency mode is stored as. Stable: never renumber. */
+export const DEPENDENCY_MODE_CODES: Readonly<Record<DependencyMode, number>> = Object.freeze({ onSuccess: 0, onAnyTerminal: 1 });
+
+/** The dependency mode stored as `code`; throws a `RangeError` for a code no version of Belay wrote. */
+export function dependencyModeFromCode(code: number): DependencyMode {
+  const mode = DEPENDENCY_MODES[code];
+  if (mode === undefined) throw new RangeError(`unknown dependency mode code ${code}`);
+  return mode;
+}
+
 /**
  * A tag. A label (`urgent`) has the empty key: `{ key: "", value: "urgent" }`. A keyed tag
  * (`tenant=acme`) has a non-empty key; one job may carry several values of the same key. A job

@@ -17,7 +17,9 @@ import {
   requireStates,
   requireText,
 } from "./input.js";
-import type { ListJobsRequest, JobFilter } from "./monitoring.js";
+import type { EnqueueRequest } from "./enqueue.js";
+import type { FacetRequest, JobFilter, ListJobsRequest, SuggestTagsRequest } from "./monitoring.js";
+import type { EnqueueWorkflowRequest, ListWorkflowsRequest } from "./workflows.js";
 import type { ClaimObserverDeliveriesRequest, RegisterObserverRequest, ReportObserverDeliveriesRequest } from "./observers.js";
 import type { JobActionRequest, ListAuditRequest, QueueActionRequest, SetConcurrencyLimitRequest } from "./operator.js";
 import type { PurgeTerminalRequest } from "./retention.js";
@@ -26,6 +28,7 @@ import {
   type ScheduleDefinition,
   SCHEDULED_JOB_ID_SUFFIX_LENGTH,
   type TriggerScheduleRequest,
+  type UpsertScheduleRequest,
 } from "./schedules.js";
 
 // One assertion per operation, shared by every store so that a malformed request meets the same
@@ -201,8 +204,8 @@ export function assertSetConcurrencyLimitRequest(request: SetConcurrencyLimitReq
   if (request.limit !== null) requireInteger(request.limit, "limit", 1);
 }
 
-function requirePageLimit(limit: unknown): void {
-  if (limit !== undefined) requireInteger(limit, "limit", 1);
+function requirePageLimit(limit: unknown, field = "limit"): void {
+  if (limit !== undefined) requireInteger(limit, field, 1);
 }
 
 export function assertJobFilter(filter: JobFilter, field: string, bounds: Bounds): void {
@@ -303,4 +306,48 @@ export function assertReportObserverDeliveriesRequest(request: ReportObserverDel
     }
   }
   requireInstant(request.now, "now");
+}
+
+export function assertEnqueueRequest(request: Omit<EnqueueRequest, "tx">): void {
+  requireObject(request, "request");
+  requireArray(request.jobs, "jobs");
+  requireInstant(request.now, "now");
+}
+
+export function assertEnqueueWorkflowRequest(request: Omit<EnqueueWorkflowRequest, "tx">): void {
+  requireObject(request, "request");
+  requireObject(request.workflow, "workflow");
+  requireInstant(request.now, "now");
+}
+
+export function assertUpsertScheduleRequest(request: UpsertScheduleRequest, bounds: Bounds): void {
+  requireObject(request, "request");
+  assertScheduleDefinition(request.schedule, bounds);
+  requireInstant(request.now, "now");
+}
+
+/** Checks the id of a lookup (`getJob`, `getSchedule`, …): any string; an unknown id is a `null` answer, not an error. */
+export function assertLookupId(value: unknown, field: string): void {
+  if (typeof value !== "string") throw new InvalidInputError(field, "must be a string");
+}
+
+export function assertFacetRequest(request: FacetRequest, bounds: Bounds): void {
+  requireObject(request, "request");
+  if (typeof request.key !== "string") throw new InvalidInputError("key", "must be a string");
+  if (request.scope !== undefined) assertJobFilter(request.scope, "scope", bounds);
+  requirePageLimit(request.max, "max");
+}
+
+export function assertSuggestTagsRequest(request: SuggestTagsRequest): void {
+  requireObject(request, "request");
+  if (typeof request.prefix !== "string") throw new InvalidInputError("prefix", "must be a string");
+  if (request.key !== undefined && typeof request.key !== "string") throw new InvalidInputError("key", "must be a string");
+  if (request.after !== undefined && typeof request.after !== "string") throw new InvalidInputError("after", "must be a cursor string");
+  requirePageLimit(request.max, "max");
+}
+
+export function assertListWorkflowsRequest(request: ListWorkflowsRequest): void {
+  requireObject(request, "request");
+  if (request.after !== undefined && typeof request.after !== "string") throw new InvalidInputError("after", "must be a cursor string");
+  requirePageLimit(request.limit, "limit");
 }

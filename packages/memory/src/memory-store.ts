@@ -172,6 +172,8 @@ export class MemoryStore implements JobStore {
     this.capabilities = Object.freeze({
       name: "memory",
       transactionalEnqueue: true,
+      enqueueThrough: false,
+      stepHook: true,
       wakeUpHints: options.wakeUpHints ?? false,
       bounds,
       historyPolicy,

@@ -186,6 +186,8 @@ export class PostgresStore implements JobStore {
     this.capabilities = Object.freeze({
       name: "postgres",
       transactionalEnqueue: true,
+      enqueueThrough: true,
+      stepHook: true,
       wakeUpHints: this.#config.hints,
       bounds,
       historyPolicy,

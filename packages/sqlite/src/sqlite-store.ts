@@ -183,6 +183,8 @@ export class SqliteStore implements JobStore {
     this.capabilities = Object.freeze({
       name: "sqlite",
       transactionalEnqueue: true,
+      enqueueThrough: true,
+      stepHook: true,
       wakeUpHints: true,
       bounds: this.#bounds,
       historyPolicy: this.#config.historyPolicy,

@@ -3,13 +3,13 @@ import {
   type JobStore,
   type OutcomeResult,
   type Tag,
-  isBelayError,
   utf8ByteLength,
 } from "@belay/contract";
 import type { Clock, TimerHandle } from "./clock.js";
 import type { AnyJobDefinition } from "./define-job.js";
 import { NodeDriver } from "./driver.js";
 import type { AbortReason, DriverCommand, DriverConfig, DriverEvent, DriverSnapshot, ExecutionResult, StoreFault } from "./driver-types.js";
+import { classifyStoreFault } from "./fault-policy.js";
 import { type JobContext, JobAbortedError } from "./job-context.js";
 import type { Logger } from "./logger.js";
 import { parseTags, type TagInput } from "./tags.js";
@@ -115,13 +115,14 @@ export class Pump {
     }
   }
 
+  /** Classifies a store error for the driver, which applies the fault policy (`fault-policy.ts`). */
   #fault(operation: string, error: unknown): StoreFault {
-    const transient = isBelayError(error, "BELAY_TRANSIENT_STORE");
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const fault = classifyStoreFault(error);
+    const { transient, message } = fault;
     this.#options.onEvent({ type: "storeFault", operation, transient, message });
     if (transient) this.#options.logger.warn("transient store fault", { operation, error: message });
     else this.#options.logger.error("store fault: the pump stops", { operation, error: message, workerId: this.workerId });
-    return { transient, message };
+    return fault;
   }
 
   #carryOut(command: DriverCommand): void {

@@ -16,7 +16,7 @@ export type {
 } from "./client.js";
 export { Worker } from "./worker.js";
 export type { WorkerOptions, WorkerGroupOptions, WorkerEvent, WorkerHealth, PumpHealth } from "./worker.js";
-export type { ObserverOptions } from "./observer-dispatcher.js";
+export type { ObserverOptions, ObserversHealth } from "./observer-dispatcher.js";
 export { parseTags, formatTag } from "./tags.js";
 export type { TagInput } from "./tags.js";
 export { systemClock } from "./clock.js";

@@ -6,7 +6,7 @@ import { type DispatchPolicy, type ServedQueue, servedQueues } from "./dispatch.
 import type { DriverSnapshot } from "./driver-types.js";
 import { createWorkerId } from "./ids.js";
 import { type Logger, consoleLogger } from "./logger.js";
-import { ObserverDispatcher, type ObserverOptions } from "./observer-dispatcher.js";
+import { ObserverDispatcher, type ObserverOptions, type ObserversHealth } from "./observer-dispatcher.js";
 import { Pump, type PumpEvent } from "./pump.js";
 import { type RetryOptions, type RetryPolicy, retryPolicy, toDisposition } from "./retry.js";
 
@@ -82,10 +82,14 @@ export type PumpHealth = DriverSnapshot & {
   readonly inflight: number;
 };
 
-/** The state of every pump, for health endpoints. */
+/** The state of every pump and of the observer dispatcher, for health endpoints. */
 export interface WorkerHealth {
+  /**
+   * `degraded` while running with a group degraded or partly halted, or the observer dispatcher
+   * degraded or stopped by a store fault; `halted` once a group is wholly halted.
+   */
   readonly status: "idle" | "running" | "degraded" | "stopping" | "stopped" | "halted";
-  /** Accepting work: running, and no group wholly halted. */
+  /** Accepting work: running, and no group wholly halted (observers do not count). */
   readonly ready: boolean;
   /** Store calls and observer rounds under way across the worker (0 = quiet; handlers count as `executing`). */
   readonly inflight: number;
@@ -94,6 +98,8 @@ export interface WorkerHealth {
     readonly status: "running" | "degraded" | "partiallyHalted" | "halted" | "stopped";
     readonly pumps: readonly PumpHealth[];
   }[];
+  /** The observer dispatcher (transition observers), under the same fault policy as the pumps. */
+  readonly observers: ObserversHealth;
 }
 
 const DAY = 86_400_000;
@@ -161,6 +167,8 @@ export class Worker {
     const prefix = options.name ?? `${hostname()}/${process.pid}`;
     const defaultQueues = [...new Set([...registry.values()].map((j) => j.queue))];
     const groups = options.groups ?? [{ name: "default", queues: defaultQueues.length > 0 ? defaultQueues : ["default"] }];
+    // One fault backoff range for pumps and observers (the fault policy is the same).
+    const faultBackoffMs = { min: Math.min(pollIntervalMs, 1_000), max: Math.max(30_000, pollIntervalMs) };
     const names = new Set<string>();
     this.#groups = groups.map((group, g) => {
       if (typeof group.name !== "string" || group.name.length === 0) throw new InvalidInputError(`groups[${g}].name`, "must be a name");
@@ -195,7 +203,7 @@ export class Worker {
             maintenanceIntervalMs,
             retention,
             purgeBatch: store.capabilities.bounds.purgeBatch,
-            faultBackoffMs: { min: Math.min(pollIntervalMs, 1_000), max: Math.max(30_000, pollIntervalMs) },
+            faultBackoffMs,
             retryFor: (jobName) => registry.get(jobName)?.retry ?? groupRetry,
             groupRetry: toDisposition(groupRetry),
           },
@@ -209,6 +217,7 @@ export class Worker {
       logger: this.#logger,
       workerId: createWorkerId(prefix, "observers", 0),
       pollIntervalMs,
+      faultBackoffMs,
       observers: options.observers ?? [],
     });
   }
@@ -251,7 +260,7 @@ export class Worker {
     return this.#stopping;
   }
 
-  /** Every pump's state. */
+  /** Every pump's state and the observer dispatcher's. */
   health(): WorkerHealth {
     const groups = this.#groups.map((group) => {
       const pumps = group.pumps.map((p) => p.snapshot());
@@ -268,17 +277,18 @@ export class Worker {
                 : "running";
       return { name: group.name, status, pumps };
     });
+    const observers = this.#observers.health();
     const anyHalted = groups.some((g) => g.status === "halted");
     const status: WorkerHealth["status"] =
       this.#phase !== "running"
         ? this.#phase
         : anyHalted
           ? "halted"
-          : groups.some((g) => g.status !== "running")
+          : groups.some((g) => g.status !== "running") || observers.status !== "running"
             ? "degraded"
             : "running";
     const inflight = groups.reduce((n, g) => n + g.pumps.reduce((m, p) => m + p.inflight, 0), 0) + this.#observers.inflight;
-    return { status, ready: this.#phase === "running" && !anyHalted, inflight, groups };
+    return { status, ready: this.#phase === "running" && !anyHalted, inflight, groups, observers };
   }
 }
 

@@ -1,9 +1,8 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/main.ts", "src/index.ts"],
+  entry: ["src/main.ts"],
   format: ["esm"],
-  dts: { entry: "src/index.ts" },
   sourcemap: true,
   clean: true,
   target: "node20",

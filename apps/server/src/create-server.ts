@@ -1,6 +1,6 @@
 import type { JobStore } from "@belay/contract";
 import { type AnyJobDefinition, type Clock, type Logger, type WorkerEvent, type WorkerHealth, consoleLogger, systemClock } from "@belay/core";
-import type { WorkerHost } from "@belay/worker";
+import type { WorkerHost } from "@belay/host";
 import { Hono } from "hono";
 import { createApiApp, renderApiError } from "./api/api-app.js";
 import { Access, type Authorize } from "./auth/access.js";

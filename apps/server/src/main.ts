@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { isBelayError } from "@belay/contract";
-import { redactStoreUrl } from "@belay/worker";
+import { redactStoreUrl } from "@belay/host";
 import { ServerHelpRequested, parseServerArgs } from "./server-args.js";
 import { startServer } from "./start-server.js";
 

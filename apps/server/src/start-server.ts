@@ -1,6 +1,6 @@
 import type { JobStore } from "@belay/contract";
 import { type Logger, consoleLogger } from "@belay/core";
-import { type HostConfig, type JobsModule, WorkerHost, hostConfigSchema, loadJobsModule, openStore } from "@belay/worker";
+import { type HostConfig, type JobsModule, WorkerHost, hostConfigSchema, loadJobsModule, openStore } from "@belay/host";
 import { type BelayServer, createServer } from "./create-server.js";
 import { type Listener, serve } from "./serve.js";
 import type { ServerArgs } from "./server-args.js";

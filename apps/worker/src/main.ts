@@ -1,8 +1,7 @@
+// belay-worker: the command line on @belay/host. Flags and signals live here; everything a
+// host does (store URL, jobs module, groups, metrics, health, graceful stop) lives there.
 import { isBelayError } from "@belay/contract";
-import { HelpRequested, parseHostConfig } from "./config.js";
-import { startHealthServer } from "./health-server.js";
-import { openStore, redactStoreUrl } from "./store-url.js";
-import { WorkerHost } from "./worker-host.js";
+import { HelpRequested, WorkerHost, openStore, parseHostConfig, redactStoreUrl, startHealthServer } from "@belay/host";
 
 async function main(): Promise<number> {
   let config;

@@ -3,17 +3,32 @@ import type { AddressInfo } from "node:net";
 import type { WorkerHealth } from "@belay/core";
 import type { Registry } from "prom-client";
 
+/** Where a {@link startHealthServer} listens and what it reports. */
+export interface HealthServerOptions {
+  /** Listen address, e.g. `127.0.0.1` or `::`. */
+  readonly host: string;
+  /** 0 = any free port (read the chosen one from `url`). */
+  readonly port: number;
+  /** The worker's health, or `null` while there is no worker yet. */
+  readonly health: () => WorkerHealth | null;
+  /** Served as `/metrics` (e.g. `HostMetrics.registry`). */
+  readonly registry: Registry;
+}
+
+/** A listening health server. */
+export interface HealthServer {
+  /** `http://host:port`, with the port actually bound. */
+  readonly url: string;
+  /** Stops listening; resolves once open connections are done. */
+  close(): Promise<void>;
+}
+
 /**
  * `/healthz` (200 while the process serves; 503 once every group has halted), `/readyz` (200 while
  * the worker accepts work; 503 while starting, stopping, or with a group wholly halted), and
  * `/metrics` (Prometheus text). Both health routes answer the per-pump health as JSON.
  */
-export async function startHealthServer(options: {
-  readonly host: string;
-  readonly port: number;
-  readonly health: () => WorkerHealth | null;
-  readonly registry: Registry;
-}): Promise<{ readonly url: string; close(): Promise<void> }> {
+export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     const send = (status: number, body: string, type = "application/json") => {

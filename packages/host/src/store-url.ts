@@ -9,8 +9,15 @@ export interface OpenStoreOptions {
 /**
  * Opens the store a URL names: `memory:` (tests and demos only: nothing survives the process),
  * `sqlite:<path>` (e.g. `sqlite:./belay.db`; `?prefix=` sets the table prefix, `?synchronous=full`),
- * or `postgres://user@host:5432/db` (`?schema=` sets the schema). Drivers are imported lazily, so
- * a host uses only the one it needs.
+ * or `postgres://user@host:5432/db` (`?schema=` sets the schema). Store packages (and so their
+ * drivers) are imported lazily, so a host needs only the one its URL names; when that package is
+ * not installed, the error (`BELAY_INVALID_INPUT`, field `store`) says what to install.
+ *
+ * @example
+ * ```ts
+ * const store = await openStore("sqlite:./belay.db");
+ * await store.migrate();
+ * ```
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<JobStore> {
   if (typeof url !== "string" || url.length === 0) throw new InvalidInputError("store", "needs a store URL (memory:, sqlite:<path>, postgres://…)");
@@ -30,7 +37,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     if (synchronous !== null && synchronous !== "normal" && synchronous !== "full") {
       throw new InvalidInputError("store", "sqlite: synchronous must be normal or full");
     }
-    const { SqliteStore } = await import("@belay/sqlite");
+    const { SqliteStore } = await importAdapter("sqlite:", "@belay/sqlite better-sqlite3", () => import("@belay/sqlite"));
     return new SqliteStore({
       path: decodeURIComponent(rawPath),
       ...common,
@@ -42,7 +49,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     const parsed = new URL(url);
     const schema = parsed.searchParams.get("schema");
     parsed.searchParams.delete("schema");
-    const { PostgresStore } = await import("@belay/postgres");
+    const { PostgresStore } = await importAdapter("postgres:", "@belay/postgres pg", () => import("@belay/postgres"));
     return new PostgresStore({
       connectionString: parsed.toString(),
       ...common,
@@ -55,4 +62,23 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
 /** The URL with any password masked, for logs. */
 export function redactStoreUrl(url: string): string {
   return url.replace(/(\/\/[^:/@]+:)[^@]*@/, "$1***@");
+}
+
+/**
+ * Imports a store package, turning "not installed" into an error that names what to install.
+ * Any other failure (a driver's native addon that does not load, say) is passed on unchanged.
+ */
+async function importAdapter<T>(scheme: string, install: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    const packageName = install.split(" ")[0]!;
+    if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && String((error as Error).message).includes(packageName)) {
+      const refused = new InvalidInputError("store", `${scheme} store URLs need ${packageName}, which is not installed: npm install ${install}`);
+      refused.cause = error;
+      throw refused;
+    }
+    throw error;
+  }
 }

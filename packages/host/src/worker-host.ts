@@ -1,8 +1,8 @@
 import type { JobStore } from "@belay/contract";
 import { type Logger, Worker, type WorkerGroupOptions, type WorkerOptions, consoleLogger, Client } from "@belay/core";
-import type { HostConfig } from "./config.js";
+import type { HostConfig } from "./host-config.js";
 import { type JobsModule, loadJobsModule } from "./jobs-module.js";
-import { HostMetrics } from "./metrics.js";
+import { HostMetrics } from "./host-metrics.js";
 
 /** `value` without its `undefined` fields (for options typed with exact optional properties). */
 function compact<T extends object>(value: T): T {

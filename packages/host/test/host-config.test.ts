@@ -1,7 +1,8 @@
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { jobsFromModule, parseHostConfig } from "../src/index.js";
+import { jobsFromModule, loadJobsModule, parseHostConfig } from "../src/index.js";
 
-describe("belay-worker configuration", () => {
+describe("host configuration", () => {
   it("reads flags, with the store and jobs module from the environment when not given", () => {
     const config = parseHostConfig(["--pool-size", "8", "--pumps", "2", "--queues", "mail,default", "--port", "0", "--migrate"], {
       BELAY_STORE: "sqlite:./x.db",
@@ -32,5 +33,13 @@ describe("belay-worker configuration", () => {
     const found = jobsFromModule({ job, list: [other], helper: () => 1, schedules: [] }, "jobs.mjs");
     expect(found.jobs.map((j) => j.name).sort()).toEqual(["a", "b"]);
     expect(() => jobsFromModule({ helper: 1 }, "empty.mjs")).toThrow(/no job definitions/);
+  });
+
+  it("loads a jobs module from its path: definitions, arrays of them, and schedules", async () => {
+    const found = await loadJobsModule(fileURLToPath(new URL("fixtures/jobs.mjs", import.meta.url)));
+    expect(found.jobs.map((j) => j.name).sort()).toEqual(["email.welcome", "report.build"]);
+    expect(found.schedules.map((s) => s.id)).toEqual(["nightly"]);
+    expect(found.observers).toEqual([]);
+    await expect(loadJobsModule("")).rejects.toThrow(/needs the path of a jobs module/);
   });
 });

@@ -1,5 +1,5 @@
 import type { Clock } from "@belay/core";
-import type { HostMetrics } from "@belay/worker";
+import type { HostMetrics } from "@belay/host";
 import type { ThroughputRing } from "./throughput.js";
 
 /**

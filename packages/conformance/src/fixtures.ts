@@ -88,6 +88,7 @@ export async function expectBelayError(
   action: () => Promise<unknown>,
   code: string,
   facts: Record<string, unknown> = {},
+  what = "",
 ): Promise<void> {
   let caught: unknown;
   try {
@@ -95,7 +96,7 @@ export async function expectBelayError(
   } catch (error) {
     caught = error;
   }
-  expect(caught, `expected a ${code} error`).toBeDefined();
+  expect(caught, `expected a ${code} error${what ? ` from ${what}` : ""}`).toBeDefined();
   expect(isBelayError(caught), `expected a Belay error, got ${String(caught)}`).toBe(true);
   expect(caught).toMatchObject({ code, ...facts });
 }

@@ -1,4 +1,13 @@
 import { randomBytes } from "node:crypto";
+import { inject } from "vitest";
+import type { ProvidedPostgres } from "./postgres-global-setup.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** The project's PostgreSQL, from `postgresGlobalSetup` (absent in projects without it). */
+    belayPostgres?: ProvidedPostgres;
+  }
+}
 
 /**
  * The PostgreSQL server an integration test file runs against. `url` is `undefined` when there
@@ -8,7 +17,10 @@ export interface PostgresTarget {
   readonly url: string | undefined;
   /** Where the server came from, or why there is none. */
   readonly reason: string;
-  /** Stops what was started for the tests (a container); a no-op for an external server. */
+  /**
+   * Stops what was started for this file by `options.start`; a no-op for an external server and
+   * for the project's server of `postgresGlobalSetup` (that one stops when the run ends).
+   */
   stop(): Promise<void>;
 }
 
@@ -25,12 +37,16 @@ export interface PostgresTargetOptions {
 let started: Promise<PostgresTarget | undefined> | undefined;
 
 /**
- * Where a test file gets its PostgreSQL from, in order:
- *  1. `BELAY_TEST_POSTGRES_URL` (an external server: CI service, local cluster, throwaway initdb);
- *  2. `options.start()`, when given and it can start one;
- *  3. nothing: the file's database tests are skipped with a loud warning — except under
- *     `CI=true`, where this throws, so a missing database fails the run instead of turning into
- *     "all green, nothing ran".
+ * Where a test file gets its PostgreSQL from. In a project whose `globalSetup` is
+ * `postgresGlobalSetup` (of `@belay/conformance/postgres`), the project's own server, shared by
+ * all its files: `BELAY_TEST_POSTGRES_URL` (a database of the project's own on it), else a
+ * throwaway cluster from the local server binaries, else a container — or none, and the file's
+ * database tests are skipped (the setup warned loudly; under `CI=true` it failed the run).
+ *
+ * Elsewhere, in order: `BELAY_TEST_POSTGRES_URL` itself; `options.start()`, when given and it can
+ * start one; nothing: the file's database tests are skipped with a loud warning — except under
+ * `CI=true`, where this throws, so a missing database fails the run instead of turning into
+ * "all green, nothing ran".
  *
  * @example
  * ```ts
@@ -39,6 +55,12 @@ let started: Promise<PostgresTarget | undefined> | undefined;
  * ```
  */
 export async function postgresTarget(file: string, options: PostgresTargetOptions = {}): Promise<PostgresTarget> {
+  const provided = inject("belayPostgres");
+  if (provided !== undefined) {
+    if (provided.url !== null) return { url: provided.url, reason: provided.reason, stop: async () => {} };
+    console.warn(`[postgres] ${file}: ${provided.reason}. SKIPPING these tests.`);
+    return { url: undefined, reason: provided.reason, stop: async () => {} };
+  }
   const external = process.env["BELAY_TEST_POSTGRES_URL"];
   if (external) return { url: external, reason: "BELAY_TEST_POSTGRES_URL", stop: async () => {} };
   if (options.start !== undefined) {

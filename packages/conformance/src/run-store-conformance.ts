@@ -1,4 +1,4 @@
-import type { JobStore } from "@belay/contract";
+import type { JobStore, StoreCapabilities } from "@belay/contract";
 import { afterEach, describe } from "vitest";
 import { atomicityClauses } from "./clauses/atomicity.js";
 import { claimClauses } from "./clauses/claim.js";
@@ -14,6 +14,7 @@ import { retentionClauses } from "./clauses/retention.js";
 import { scheduleClauses } from "./clauses/schedules.js";
 import { storeClauses } from "./clauses/store.js";
 import { tagClauses } from "./clauses/tags.js";
+import { throughClauses } from "./clauses/through.js";
 import { workflowClauses } from "./clauses/workflows.js";
 import type { StoreConformanceOptions, SuiteContext } from "./suite-context.js";
 
@@ -29,7 +30,12 @@ import type { StoreConformanceOptions, SuiteContext } from "./suite-context.js";
  * runStoreConformance({
  *   name: "memory",
  *   createStore: async (options) => new MemoryStore(options),
- *   hooks: { setStepHook: (store, hook) => (store as MemoryStore).setStepHook(hook) },
+ *   hooks: {
+ *     beginTransaction: async (store) => {
+ *       const tx = (store as MemoryStore).beginTransaction();
+ *       return { tx, commit: () => tx.commit(), rollback: () => tx.rollback() };
+ *     },
+ *   },
  * });
  * ```
  */
@@ -38,12 +44,14 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
   const created: JobStore[] = [];
   const peers: JobStore[] = [];
 
+  let capabilities: StoreCapabilities | undefined;
   const ctx: SuiteContext = {
     name: options.name,
     hooks,
     async store(storeOptions = {}) {
       const store = await options.createStore(storeOptions);
       created.push(store);
+      capabilities ??= store.capabilities;
       return store;
     },
     async peer(store) {
@@ -53,10 +61,15 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       return peer;
     },
     setStepHook(store, hook) {
-      if (!hooks.setStepHook) throw new Error(`${options.name} grants no hooks.setStepHook`);
-      hooks.setStepHook(store, hook);
+      if (!store.capabilities.stepHook || typeof store.setStepHook !== "function") {
+        throw new Error(`${options.name} declares no capabilities.stepHook`);
+      }
+      store.setStepHook(hook);
     },
-    can: (hook) => hooks[hook] !== undefined,
+    async capabilities() {
+      if (capabilities === undefined) await ctx.store();
+      return capabilities!;
+    },
   };
 
   afterEach(async () => {
@@ -70,6 +83,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
   describe(`${options.name}: Storage Contract`, () => {
     describe("store", () => storeClauses(ctx));
     describe("enqueue", () => enqueueClauses(ctx));
+    describe("enqueueThrough", () => throughClauses(ctx));
     describe("claim", () => claimClauses(ctx));
     describe("outcomes", () => outcomeClauses(ctx));
     describe("leases", () => leaseClauses(ctx));

@@ -1,4 +1,4 @@
-import type { Bounds, HistoryPolicy, JobStore, StepHook } from "@belay/contract";
+import type { Bounds, HistoryPolicy, JobStore, QueryExecutor, StepHook, StoreCapabilities } from "@belay/contract";
 
 /** How the suite asks an adapter for a store. */
 export interface CreateStoreOptions {
@@ -12,22 +12,26 @@ export interface CreateStoreOptions {
 export interface ConformanceTransaction {
   /** What to pass as `tx` to `enqueue` / `enqueueWorkflow`. */
   readonly tx: unknown;
+  /**
+   * Runs a statement on this transaction's connection: what the suite passes to `enqueueThrough`
+   * for a store with `capabilities.enqueueThrough`. Without it those clauses are not proven.
+   */
+  readonly executor?: QueryExecutor;
   commit(): Promise<void>;
   rollback(): Promise<void>;
 }
 
 /**
- * Optional powers an adapter grants the suite. A clause that needs a missing hook is reported
- * as skipped with the hook's name in its title — never silently passed.
+ * Optional powers an adapter grants the suite, beyond what the store itself declares in its
+ * capabilities (the step hook of the atomicity and interleaving clauses is `store.setStepHook`,
+ * under `capabilities.stepHook`). A clause that needs a missing power is reported as skipped
+ * with what is missing — never silently passed.
  */
 export interface ConformanceHooks {
   /**
-   * Installs (or removes, with `null`) a step hook on `store`: the store calls it at each named
-   * internal step of a write. Enables the atomicity clauses (a throwing hook) and the
-   * interleaving clauses (a hook that parks a write mid-transaction).
+   * Opens a transaction on the database behind `store`. Required to prove
+   * `capabilities.transactionalEnqueue` (and, with `executor`, `capabilities.enqueueThrough`).
    */
-  setStepHook?(store: JobStore, hook: StepHook | null): void;
-  /** Opens a transaction on the database behind `store`. Enables the transactional clauses. */
   beginTransaction?(store: JobStore): Promise<ConformanceTransaction>;
   /**
    * Opens a second store on the same database as `store`, with its own connections — as a
@@ -55,8 +59,8 @@ export interface SuiteContext {
   store(options?: CreateStoreOptions): Promise<JobStore>;
   /** A second handle on `store`'s database, released after the test. */
   peer(store: JobStore): Promise<JobStore>;
-  /** Installs a step hook; throws if the adapter granted none (guard clauses with `ctx.can`). */
+  /** Installs a step hook with `store.setStepHook`; throws if the store declares no `stepHook` (guard with `clauseNeeding`). */
   setStepHook(store: JobStore, hook: StepHook | null): void;
-  /** Whether the adapter granted the named hook. */
-  can(hook: keyof ConformanceHooks): boolean;
+  /** The capabilities of this adapter's stores (read from the first store made, or a probe). */
+  capabilities(): Promise<StoreCapabilities>;
 }

@@ -5,5 +5,7 @@
 export { KyselyEnqueuer, kyselyEnqueuer } from "./kysely-enqueuer.js";
 export type { KyselyEnqueuerOptions, WorkflowReceipt, WorkflowRequest } from "./kysely-enqueuer.js";
 export { kyselyExecutor } from "./kysely-executor.js";
-/** The structural store types this package needs (satisfied by `SqliteStore` and `PostgresStore`). */
-export type { ThroughStore, QueryExecutor, QueryRow, EnqueuedThrough } from "./through-store.js";
+/** The store this package needs: one with `capabilities.enqueueThrough` (`SqliteStore`, `PostgresStore`). */
+export type { ThroughStore } from "./through-store.js";
+/** Re-exported from `@belay/contract`, where they are declared. */
+export type { QueryExecutor, QueryRow, EnqueuedThrough } from "@belay/contract";

@@ -3,6 +3,8 @@ import {
   type EnqueueResult,
   type EnqueueWorkflowRequest,
   type EnqueueWorkflowResult,
+  type EnqueuedThrough,
+  type QueryExecutor,
   InvalidTransactionError,
   TransientStoreError,
 } from "@belay/contract";
@@ -17,7 +19,7 @@ import {
 } from "@belay/core";
 import type { Kysely, Transaction } from "kysely";
 import { isKysely, kyselyExecutor } from "./kysely-executor.js";
-import type { EnqueuedThrough, QueryExecutor, ThroughStore } from "./through-store.js";
+import type { ThroughStore } from "./through-store.js";
 
 /** Options of {@link kyselyEnqueuer}. */
 export interface KyselyEnqueuerOptions {
@@ -72,7 +74,7 @@ export class KyselyEnqueuer {
   readonly #waiting = new WeakMap<object, (() => void)[]>();
 
   constructor(store: ThroughStore, options: KyselyEnqueuerOptions = {}) {
-    if (typeof store?.enqueueThrough !== "function" || typeof store.enqueueWorkflowThrough !== "function") {
+    if (store?.capabilities?.enqueueThrough !== true || typeof store.enqueueThrough !== "function" || typeof store.enqueueWorkflowThrough !== "function") {
       throw new TypeError("kyselyEnqueuer needs a store that can enqueue through a caller's transaction (SqliteStore, PostgresStore)");
     }
     this.store = store;

@@ -1,6 +1,6 @@
 import { InvalidTransactionError } from "@belay/contract";
 import { CompiledQuery, type Kysely } from "kysely";
-import type { QueryExecutor, QueryRow } from "./through-store.js";
+import type { QueryExecutor, QueryRow } from "@belay/contract";
 
 /** Whether `db` looks like a Kysely instance or transaction (by shape: two installed copies differ in identity). */
 export function isKysely(db: unknown): db is Kysely<any> {

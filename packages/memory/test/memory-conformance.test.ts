@@ -9,7 +9,6 @@ runStoreConformance({
     return store;
   },
   hooks: {
-    setStepHook: (store, hook) => (store as MemoryStore).setStepHook(hook),
     beginTransaction: async (store) => {
       const tx = (store as MemoryStore).beginTransaction();
       return { tx, commit: () => tx.commit(), rollback: () => tx.rollback() };

@@ -34,7 +34,6 @@ describe.skipIf(url === undefined)(`postgres conformance (${target.reason})`, ()
       await dropSchema(pool, (store as PostgresStore).schema);
     },
     hooks: {
-      setStepHook: (store, hook) => (store as PostgresStore).setStepHook(hook),
       beginTransaction: async () => {
         const client = await appPool.connect();
         await client.query("BEGIN");
@@ -47,7 +46,12 @@ describe.skipIf(url === undefined)(`postgres conformance (${target.reason})`, ()
             released = true;
           }
         };
-        return { tx: client, commit: () => finish("COMMIT"), rollback: () => finish("ROLLBACK") };
+        // Once the transaction is over, the executor runs in autocommit on the pool, as a driver
+        // does after its transaction ended.
+        const executor = {
+          query: async (sql: string, values: readonly unknown[]) => (await (released ? appPool : client).query(sql, [...values])).rows,
+        };
+        return { tx: client, executor, commit: () => finish("COMMIT"), rollback: () => finish("ROLLBACK") };
       },
       // A second process: its own pool, the same schema, the same options.
       openPeer: async (store) =>

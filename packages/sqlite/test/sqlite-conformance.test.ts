@@ -31,22 +31,25 @@ runStoreConformance({
     removeFiles((store as SqliteStore).path);
   },
   hooks: {
-    setStepHook: (store, hook) => (store as SqliteStore).setStepHook(hook),
     // The caller's own connection on the same file, with a transaction holding the write lock.
     beginTransaction: async (store) => {
       const db = new Database((store as SqliteStore).path);
       db.exec("BEGIN IMMEDIATE");
       openTransactions.set(store, [...(openTransactions.get(store) ?? []), db]);
+      // The connection stays open after the transaction ends (closed with the store), so the
+      // executor then runs in autocommit, as a driver does once its transaction is over.
       return {
         tx: db,
-        commit: async () => {
-          db.exec("COMMIT");
-          db.close();
+        executor: {
+          query: async (sql, values) => {
+            const statement = db.prepare(sql);
+            if (statement.reader) return statement.all(...values) as Record<string, unknown>[];
+            statement.run(...values);
+            return [];
+          },
         },
-        rollback: async () => {
-          db.exec("ROLLBACK");
-          db.close();
-        },
+        commit: async () => void db.exec("COMMIT"),
+        rollback: async () => void db.exec("ROLLBACK"),
       };
     },
     // A second store with its own connection on the same file, as a second worker process has.

@@ -1,6 +1,6 @@
 import type { JobStore, ObserverDelivery, ScheduleDefinition } from "@belay/contract";
 import { expect } from "vitest";
-import { clauseWith } from "../clause.js";
+import { clauseNeeding } from "../clause.js";
 import { LEASE, MINUTE, SECOND, T0, claimJobs, enqueueJobs, leaseJob, newJob, report } from "../fixtures.js";
 import { expectAtomic } from "../interleaving.js";
 import type { SuiteContext } from "../suite-context.js";
@@ -34,7 +34,7 @@ async function claimExactly(store: JobStore, ids: readonly string[], now = T0, q
 }
 
 export function atomicityClauses(ctx: SuiteContext): void {
-  clauseWith(ctx, "setStepHook", "atomicity: enqueue of several jobs with parents, tags and awaiting children is all or nothing", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: enqueue of several jobs with parents, tags and awaiting children is all or nothing", async () => {
     await expectAtomic(
       ctx,
       async (store) => {
@@ -58,7 +58,7 @@ export function atomicityClauses(ctx: SuiteContext): void {
     );
   });
 
-  clauseWith(ctx, "setStepHook", "atomicity: enqueueWorkflow of a three-job graph is all or nothing", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: enqueueWorkflow of a three-job graph is all or nothing", async () => {
     await expectAtomic(
       ctx,
       async () => {},
@@ -80,7 +80,7 @@ export function atomicityClauses(ctx: SuiteContext): void {
     );
   });
 
-  clauseWith(ctx, "setStepHook", "atomicity: a claim of several jobs across two queues is all or nothing", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: a claim of several jobs across two queues is all or nothing", async () => {
     await expectAtomic(
       ctx,
       async (store) => {
@@ -98,9 +98,9 @@ export function atomicityClauses(ctx: SuiteContext): void {
     );
   });
 
-  clauseWith(
+  clauseNeeding(
     ctx,
-    "setStepHook",
+    "stepHook",
     "atomicity: a batch of outcomes releasing a child, cascading a dead letter and adding tags and output is all or nothing",
     async () => {
       const steps = await expectAtomic(
@@ -145,7 +145,7 @@ export function atomicityClauses(ctx: SuiteContext): void {
     },
   );
 
-  clauseWith(ctx, "setStepHook", "atomicity: expireLeases disposing of several leases, one at the ceiling with children, is all or nothing", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: expireLeases disposing of several leases, one at the ceiling with children, is all or nothing", async () => {
     const retry = { maxAttempts: 2, delaysMs: [10 * SECOND] };
     await expectAtomic(
       ctx,
@@ -168,7 +168,7 @@ export function atomicityClauses(ctx: SuiteContext): void {
     );
   });
 
-  clauseWith(ctx, "setStepHook", "atomicity: a release of several leases is all or nothing", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: a release of several leases is all or nothing", async () => {
     await expectAtomic(
       ctx,
       async (store) => {
@@ -190,7 +190,7 @@ export function atomicityClauses(ctx: SuiteContext): void {
     );
   });
 
-  clauseWith(ctx, "setStepHook", "atomicity: a heartbeat renewing several leases is all or nothing", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: a heartbeat renewing several leases is all or nothing", async () => {
     await expectAtomic(
       ctx,
       async (store) => {
@@ -213,7 +213,7 @@ export function atomicityClauses(ctx: SuiteContext): void {
     );
   });
 
-  clauseWith(ctx, "setStepHook", "atomicity: mintDue minting several ticks and recording skipped ticks is all or nothing", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: mintDue minting several ticks and recording skipped ticks is all or nothing", async () => {
     await expectAtomic(ctx, upsertSchedule, async (store) => {
       const [result] = await store.mintDue({
         decisions: [
@@ -232,14 +232,14 @@ export function atomicityClauses(ctx: SuiteContext): void {
     });
   });
 
-  clauseWith(ctx, "setStepHook", "atomicity: triggerSchedule writes its job and its audit record together", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: triggerSchedule writes its job and its audit record together", async () => {
     await expectAtomic(ctx, upsertSchedule, async (store) => {
       const result = await store.triggerSchedule({ scheduleId: SCHEDULE.id, jobId: "nightly-manual-1", actor: "alice", now: T0 + MINUTE });
       expect(result).toEqual({ status: "triggered", jobId: "nightly-manual-1" });
     });
   });
 
-  clauseWith(ctx, "setStepHook", "atomicity: cancelling a parent writes the job, its cascade and the audit record together", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: cancelling a parent writes the job, its cascade and the audit record together", async () => {
     await expectAtomic(
       ctx,
       async (store) => {
@@ -256,7 +256,7 @@ export function atomicityClauses(ctx: SuiteContext): void {
     );
   });
 
-  clauseWith(ctx, "setStepHook", "atomicity: requeueJob writes the job and its audit record together", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: requeueJob writes the job and its audit record together", async () => {
     await expectAtomic(
       ctx,
       async (store) => {
@@ -271,7 +271,7 @@ export function atomicityClauses(ctx: SuiteContext): void {
     );
   });
 
-  clauseWith(ctx, "setStepHook", "atomicity: setConcurrencyLimit writes the queue settings and the audit record together", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: setConcurrencyLimit writes the queue settings and the audit record together", async () => {
     await expectAtomic(
       ctx,
       async (store) => {
@@ -285,7 +285,7 @@ export function atomicityClauses(ctx: SuiteContext): void {
     );
   });
 
-  clauseWith(ctx, "setStepHook", "atomicity: pauseQueue writes the queue settings and the audit record together", async () => {
+  clauseNeeding(ctx, "stepHook", "atomicity: pauseQueue writes the queue settings and the audit record together", async () => {
     await expectAtomic(
       ctx,
       async (store) => {
@@ -297,9 +297,9 @@ export function atomicityClauses(ctx: SuiteContext): void {
     );
   });
 
-  clauseWith(
+  clauseNeeding(
     ctx,
-    "setStepHook",
+    "stepHook",
     "atomicity: purgeTerminal of several jobs with tags, transitions, output and a drained workflow is all or nothing",
     async () => {
       await expectAtomic(
@@ -330,9 +330,9 @@ export function atomicityClauses(ctx: SuiteContext): void {
     },
   );
 
-  clauseWith(
+  clauseNeeding(
     ctx,
-    "setStepHook",
+    "stepHook",
     "atomicity: reportObserverDeliveries moving the cursor and recording a dead letter is all or nothing",
     async () => {
       const handedOut = new Map<JobStore, readonly ObserverDelivery[]>();

@@ -1,6 +1,6 @@
 import { type ClaimRequest, type ClaimResult, type Instant, type JobStore, isBelayError } from "@belay/contract";
 import { expect } from "vitest";
-import { clause, clauseWith } from "../clause.js";
+import { clause, clauseNeeding } from "../clause.js";
 import {
   DEFAULT_RETRY,
   LEASE,
@@ -395,7 +395,7 @@ export function claimClauses(ctx: SuiteContext): void {
     expect(await store.getJobHistory("j1")).toHaveLength(1);
   });
 
-  clauseWith(ctx, "setStepHook", "claim: a pause committed while a claim is parked mid-flight is serialized with it", async () => {
+  clauseNeeding(ctx, "stepHook", "claim: a pause committed while a claim is parked mid-flight is serialized with it", async () => {
     const store = await ctx.store();
     await enqueueJobs(store, [newJob("a"), newJob("b"), newJob("c")]);
     const parked = parkAt(ctx, store, (point) => point.operation === "claim");
@@ -421,7 +421,7 @@ export function claimClauses(ctx: SuiteContext): void {
     expect(await claimJobs(store, { workerId: "wb", now: T0 + 2 })).toEqual([]);
   });
 
-  clauseWith(ctx, "setStepHook", "claim: a first concurrency limit set while a claim is parked never lets another claim over-claim", async () => {
+  clauseNeeding(ctx, "stepHook", "claim: a first concurrency limit set while a claim is parked never lets another claim over-claim", async () => {
     const store = await ctx.store();
     const peer = await ctx.peer(store);
     await enqueueJobs(store, ["a", "b", "c", "d", "e", "f", "g", "h"].map((id) => newJob(id)));

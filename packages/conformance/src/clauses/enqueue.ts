@@ -1,6 +1,6 @@
 import { type NewJob, TransactionNotSupportedError, type Tag } from "@belay/contract";
 import { expect } from "vitest";
-import { clause, clauseWith } from "../clause.js";
+import { clause, clauseNeeding } from "../clause.js";
 import { allJobIds, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, report, stateOf, T0 } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
@@ -257,43 +257,45 @@ export function enqueueClauses(ctx: SuiteContext): void {
     expect(await stateOf(store, "later")).toBe("leased");
   });
 
-  if (ctx.can("beginTransaction")) {
-    clauseWith(ctx, "beginTransaction", "enqueue: in a transaction, the job exists only once the transaction commits", async () => {
-      const store = await ctx.store();
-      const tx = await ctx.hooks.beginTransaction!(store);
-      const [result] = await store.enqueue({ jobs: [newJob("tx1")], now: T0, tx: tx.tx });
-      expect(result).toMatchObject({ status: "created" });
-      await tx.commit();
-      expect(await stateOf(store, "tx1")).toBe("scheduled");
-      expect((await claimJobs(store)).map((j) => j.id)).toEqual(["tx1"]);
-    });
+  clauseNeeding(ctx, "transactions", "enqueue: in a transaction, the job exists only once the transaction commits", async () => {
+    const store = await ctx.store();
+    const tx = await ctx.hooks.beginTransaction!(store);
+    const [result] = await store.enqueue({ jobs: [newJob("tx1")], now: T0, tx: tx.tx });
+    expect(result).toMatchObject({ status: "created" });
+    await tx.commit();
+    expect(await stateOf(store, "tx1")).toBe("scheduled");
+    expect((await claimJobs(store)).map((j) => j.id)).toEqual(["tx1"]);
+  });
 
-    clauseWith(ctx, "beginTransaction", "enqueue: in a rolled-back transaction, the job never existed", async () => {
-      const store = await ctx.store();
-      const tx = await ctx.hooks.beginTransaction!(store);
-      await store.enqueue({ jobs: [newJob("tx1"), newJob("tx2", { parentIds: ["tx1"] })], now: T0, tx: tx.tx });
-      await tx.rollback();
-      expect(await allJobIds(store)).toEqual([]);
-      expect(await claimJobs(store)).toEqual([]);
-      await enqueueJobs(store, [newJob("tx1")]);
-    });
+  clauseNeeding(ctx, "transactions", "enqueue: in a rolled-back transaction, the job never existed", async () => {
+    const store = await ctx.store();
+    const tx = await ctx.hooks.beginTransaction!(store);
+    await store.enqueue({ jobs: [newJob("tx1"), newJob("tx2", { parentIds: ["tx1"] })], now: T0, tx: tx.tx });
+    await tx.rollback();
+    expect(await allJobIds(store)).toEqual([]);
+    expect(await claimJobs(store)).toEqual([]);
+    await enqueueJobs(store, [newJob("tx1")]);
+  });
 
-    clauseWith(ctx, "beginTransaction", "enqueue: a finished transaction is refused loudly", async () => {
-      const store = await ctx.store();
-      const tx = await ctx.hooks.beginTransaction!(store);
-      await tx.commit();
-      await expectBelayError(() => store.enqueue({ jobs: [newJob("late")], now: T0, tx: tx.tx }), "BELAY_INVALID_TRANSACTION");
-      expect(await store.getJob("late")).toBeNull();
-    });
-  } else {
-    clause("enqueue: a store without transactional enqueue refuses a transaction loudly", async () => {
-      const store = await ctx.store();
-      expect(store.capabilities.transactionalEnqueue).toBe(false);
-      await expectBelayError(
-        () => store.enqueue({ jobs: [newJob("j1")], now: T0, tx: {} }),
-        new TransactionNotSupportedError("x").code,
-      );
-      expect(await store.getJob("j1")).toBeNull();
-    });
-  }
+  clauseNeeding(ctx, "transactions", "enqueue: a finished transaction is refused loudly", async () => {
+    const store = await ctx.store();
+    const tx = await ctx.hooks.beginTransaction!(store);
+    await tx.commit();
+    await expectBelayError(() => store.enqueue({ jobs: [newJob("late")], now: T0, tx: tx.tx }), "BELAY_INVALID_TRANSACTION");
+    expect(await store.getJob("late")).toBeNull();
+  });
+
+  clause("enqueue: a transaction the store cannot use is refused loudly (not supported, or invalid) and nothing is written", async () => {
+    const store = await ctx.store();
+    // Without the capability a `tx` is never ignored; with it, a handle that is not one of the
+    // adapter's transactions is refused.
+    const code = store.capabilities.transactionalEnqueue ? "BELAY_INVALID_TRANSACTION" : new TransactionNotSupportedError("x").code;
+    await expectBelayError(() => store.enqueue({ jobs: [newJob("j1")], now: T0, tx: { not: "a transaction" } }), code);
+    await expectBelayError(
+      () => store.enqueueWorkflow({ workflow: { id: "w1", name: "w", jobs: [newJob("j1")] }, now: T0, tx: { not: "a transaction" } }),
+      code,
+    );
+    expect(await store.getJob("j1")).toBeNull();
+    expect(await store.getWorkflow("w1")).toBeNull();
+  });
 }

@@ -10,7 +10,7 @@ import {
   isBelayError,
 } from "@belay/contract";
 import { expect } from "vitest";
-import { clause, clauseWith } from "../clause.js";
+import { clause, clauseNeeding } from "../clause.js";
 import { MINUTE, SECOND, T0, claimJobs, enqueueJobs, leaseJob, newJob, report } from "../fixtures.js";
 import { parkAt, settlesWithin } from "../interleaving.js";
 import type { SuiteContext } from "../suite-context.js";
@@ -534,7 +534,7 @@ export function observerClauses(ctx: SuiteContext): void {
     expect((await register(store, "o", ["succeeded"], { now: T0 + 2 * SECOND })).status, "the id is free again").toBe("created");
   });
 
-  clauseWith(ctx, "setStepHook", "observers: a transition that commits late is never skipped", async () => {
+  clauseNeeding(ctx, "stepHook", "observers: a transition that commits late is never skipped", async () => {
     const store = await ctx.store();
     const peer = await ctx.peer(store);
     await register(store, "o", ["succeeded"]);

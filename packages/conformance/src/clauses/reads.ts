@@ -8,7 +8,7 @@ import {
   scheduledJobId,
 } from "@belay/contract";
 import { expect } from "vitest";
-import { clause, clauseWith } from "../clause.js";
+import { clause, clauseNeeding } from "../clause.js";
 import {
   DEFAULT_RETRY,
   LEASE,
@@ -398,7 +398,7 @@ export function readClauses(ctx: SuiteContext): void {
     expect(await store.getDependencies("known")).toEqual({ parents: [], children: [] });
   });
 
-  clauseWith(ctx, "beginTransaction", "reads: an enqueue inside an open transaction is invisible to every read until commit", async () => {
+  clauseNeeding(ctx, "transactions", "reads: an enqueue inside an open transaction is invisible to every read until commit", async () => {
     const store = await ctx.store();
     await enqueueJobs(store, [newJob("before", { queue: "q1" })]);
     const tx = await ctx.hooks.beginTransaction!(store);

@@ -1,6 +1,6 @@
-import { DEFAULT_BOUNDS } from "@belay/contract";
+import { DEFAULT_BOUNDS, type StepPoint } from "@belay/contract";
 import { expect } from "vitest";
-import { clause } from "../clause.js";
+import { clause, clauseNeeding } from "../clause.js";
 import { expectBelayError, newJob, T0 } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
@@ -11,10 +11,61 @@ export function storeClauses(ctx: SuiteContext): void {
     expect(typeof capabilities.name).toBe("string");
     expect(capabilities.name.length).toBeGreaterThan(0);
     expect(typeof capabilities.transactionalEnqueue).toBe("boolean");
+    expect(typeof capabilities.enqueueThrough).toBe("boolean");
     expect(typeof capabilities.wakeUpHints).toBe("boolean");
+    expect(typeof capabilities.stepHook).toBe("boolean");
     expect(capabilities.bounds).toEqual(DEFAULT_BOUNDS);
     expect(capabilities.historyPolicy).toBe("transitionsAndFailureDetail");
-    expect(typeof store.subscribeHints === "function").toBe(capabilities.wakeUpHints);
+    if (capabilities.wakeUpHints) expect(typeof store.subscribeHints).toBe("function");
+    if (capabilities.stepHook) expect(typeof store.setStepHook).toBe("function");
+    if (capabilities.enqueueThrough) {
+      expect(typeof store.enqueueThrough).toBe("function");
+      expect(typeof store.enqueueWorkflowThrough).toBe("function");
+    }
+  });
+
+  clause("store: an optional capability the store does not declare is absent or refused loudly, and writes nothing", async () => {
+    const store = await ctx.store();
+    const { capabilities } = store;
+    const refusals: [boolean, string, (() => unknown) | undefined, string][] = [
+      [capabilities.wakeUpHints, "subscribeHints", store.subscribeHints && (() => store.subscribeHints!(() => {})), "BELAY_CAPABILITY_NOT_SUPPORTED"],
+      [capabilities.stepHook, "setStepHook", store.setStepHook && (() => store.setStepHook!(null)), "BELAY_CAPABILITY_NOT_SUPPORTED"],
+      [
+        capabilities.enqueueThrough,
+        "enqueueThrough",
+        store.enqueueThrough && (() => store.enqueueThrough!({ query: async () => [] }, { jobs: [newJob("j1")], now: T0 })),
+        "BELAY_TRANSACTION_NOT_SUPPORTED",
+      ],
+      [
+        capabilities.enqueueThrough,
+        "enqueueWorkflowThrough",
+        store.enqueueWorkflowThrough &&
+          (() => store.enqueueWorkflowThrough!({ query: async () => [] }, { workflow: { id: "w1", name: "w", jobs: [newJob("j1")] }, now: T0 })),
+        "BELAY_TRANSACTION_NOT_SUPPORTED",
+      ],
+    ];
+    for (const [declared, method, call, code] of refusals) {
+      if (declared || call === undefined) continue; // declared: proven elsewhere; absent: nothing to refuse
+      await expectBelayError(async () => call(), code, {}, method);
+    }
+    expect(await store.getJob("j1")).toBeNull();
+    expect(await store.getWorkflow("w1")).toBeNull();
+  });
+
+  clauseNeeding(ctx, "stepHook", "store: the step hook is called at the internal steps of a write, inside it, until removed", async () => {
+    const store = await ctx.store();
+    const points: StepPoint[] = [];
+    ctx.setStepHook(store, (point) => void points.push(point));
+    await store.enqueue({ jobs: [newJob("j1"), newJob("j2", { parentIds: ["j1"] })], now: T0 });
+    expect(points.length).toBeGreaterThanOrEqual(1);
+    for (const point of points) {
+      expect(typeof point.operation).toBe("string");
+      expect(typeof point.step).toBe("string");
+    }
+    ctx.setStepHook(store, null);
+    const seen = points.length;
+    await store.enqueue({ jobs: [newJob("j3")], now: T0 });
+    expect(points.length).toBe(seen);
   });
 
   clause("store: bounds and history policy given at creation are the ones in force", async () => {

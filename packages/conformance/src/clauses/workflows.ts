@@ -1,6 +1,6 @@
 import type { EnqueueWorkflowResult, JobStore, NewJob, NewWorkflow } from "@belay/contract";
 import { expect } from "vitest";
-import { clause, clauseWith } from "../clause.js";
+import { clause, clauseNeeding } from "../clause.js";
 import { allJobIds, claimJobs, enqueueJobs, newJob, report, stateOf, T0 } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
@@ -314,7 +314,7 @@ export function workflowClauses(ctx: SuiteContext): void {
     ]);
   });
 
-  clauseWith(ctx, "beginTransaction", "workflows: a workflow enqueued in a rolled-back transaction never existed", async () => {
+  clauseNeeding(ctx, "transactions", "workflows: a workflow enqueued in a rolled-back transaction never existed", async () => {
     const store = await ctx.store();
     const tx = await ctx.hooks.beginTransaction!(store);
     const result = await store.enqueueWorkflow({
@@ -329,7 +329,7 @@ export function workflowClauses(ctx: SuiteContext): void {
     await enqueueWorkflow(store, workflow("wf1", [newJob("a"), newJob("b", { parentIds: ["a"] })]));
   });
 
-  clauseWith(ctx, "beginTransaction", "workflows: a workflow enqueued in a committed transaction exists whole", async () => {
+  clauseNeeding(ctx, "transactions", "workflows: a workflow enqueued in a committed transaction exists whole", async () => {
     const store = await ctx.store();
     const tx = await ctx.hooks.beginTransaction!(store);
     const result = await store.enqueueWorkflow({

@@ -1,0 +1,16 @@
+/**
+ * `@belay/conformance/postgres` — a PostgreSQL for tests and benchmarks, without vitest at run
+ * time: {@link postgresGlobalSetup} gives each vitest project a server of its own (test files
+ * read it with `postgresTarget` of `@belay/conformance`), and {@link throwawayPostgresCluster}
+ * starts a private cluster from the local server binaries.
+ */
+export { PostgresCluster, findPostgresBin, throwawayPostgresCluster } from "./postgres-cluster.js";
+export type { PostgresClusterStartOptions, ThrowawayPostgresCluster, ThrowawayPostgresClusterOptions } from "./postgres-cluster.js";
+export { postgresGlobalSetup } from "./postgres-global-setup.js";
+export type {
+  PostgresGlobalSetupOptions,
+  PostgresSetupContainers,
+  PostgresSetupDriver,
+  PostgresSetupProject,
+  ProvidedPostgres,
+} from "./postgres-global-setup.js";

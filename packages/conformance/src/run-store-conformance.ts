@@ -5,6 +5,7 @@ import { claimClauses } from "./clauses/claim.js";
 import { enqueueClauses } from "./clauses/enqueue.js";
 import { expiryClauses } from "./clauses/expiry.js";
 import { historyClauses } from "./clauses/history.js";
+import { inputClauses } from "./clauses/input.js";
 import { leaseClauses } from "./clauses/leases.js";
 import { observerClauses } from "./clauses/observers.js";
 import { operatorClauses } from "./clauses/operator.js";
@@ -97,5 +98,6 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe("retention", () => retentionClauses(ctx));
     describe("observers", () => observerClauses(ctx));
     describe("atomicity", () => atomicityClauses(ctx));
+    describe("input", () => inputClauses(ctx));
   });
 }

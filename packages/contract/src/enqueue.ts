@@ -1,5 +1,6 @@
 import { type Bounds, utf8ByteLength } from "./bounds.js";
-import { boundRejection, type Rejection } from "./errors.js";
+import { type BoundErrorCode, boundRejection, type Rejection } from "./errors.js";
+import { MAX_INSTANT, textProblem } from "./text.js";
 import type { DependencyMode, InitialJobState, Instant, JobState, Tag } from "./job.js";
 
 /** A job to enqueue, as the store receives it: ids generated and the payload already JSON. */
@@ -70,20 +71,13 @@ export function validateNewJob(
   if (typeof job !== "object" || job === null) return invalid("job", "must be an object");
   const idProblem = checkId(job.id, "id", bounds);
   if (idProblem) return fail(idProblem);
-  if (typeof job.jobName !== "string" || job.jobName.length === 0) {
-    return invalid("jobName", "must be a non-empty string");
-  }
-  if (job.jobName.length > bounds.jobNameLength) {
-    return fail(boundRejection("BELAY_JOB_NAME_TOO_LONG", "jobName", bounds.jobNameLength, job.jobName.length));
-  }
+  const nameProblem = checkJobName(job.jobName, "jobName", bounds);
+  if (nameProblem) return fail(nameProblem);
   const queueProblem = checkQueueName(job.queue, "queue", bounds);
   if (queueProblem) return fail(queueProblem);
-  if (typeof job.payload !== "string") return invalid("payload", "must be JSON text");
-  const payloadBytes = utf8ByteLength(job.payload);
-  if (payloadBytes > bounds.payloadBytes) {
-    return fail(boundRejection("BELAY_PAYLOAD_TOO_LARGE", "payload", bounds.payloadBytes, payloadBytes));
-  }
-  if (!isInstant(job.dueAt)) return invalid("dueAt", "must be a finite integer of epoch milliseconds");
+  const payloadProblem = checkPayload(job.payload, "payload", bounds);
+  if (payloadProblem) return fail(payloadProblem);
+  if (!isInstant(job.dueAt)) return invalid("dueAt", INSTANT_REASON);
 
   const mode = job.dependencyMode ?? "onSuccess";
   if (mode !== "onSuccess" && mode !== "onAnyTerminal") {
@@ -107,6 +101,8 @@ export function validateNewJob(
   const traceContext = job.traceContext ?? null;
   if (traceContext !== null) {
     if (typeof traceContext !== "string") return invalid("traceContext", "must be a string or null");
+    const problem = textProblem(traceContext);
+    if (problem) return invalid("traceContext", problem);
     if (traceContext.length > bounds.traceContextLength) {
       return fail(
         boundRejection(
@@ -156,6 +152,10 @@ export function normalizeTags(
     const { key, value } = tag;
     if (typeof key !== "string") return invalid(`${at}.key`, "must be a string");
     if (typeof value !== "string" || value.length === 0) return invalid(`${at}.value`, "must be a non-empty string");
+    const keyProblem = textProblem(key);
+    if (keyProblem) return invalid(`${at}.key`, keyProblem);
+    const valueProblem = textProblem(value);
+    if (valueProblem) return invalid(`${at}.value`, valueProblem);
     if (key.length > bounds.tagKeyLength) {
       return { ok: false, rejection: boundRejection("BELAY_TAG_KEY_TOO_LONG", `${at}.key`, bounds.tagKeyLength, key.length) };
     }
@@ -173,30 +173,49 @@ export function normalizeTags(
   return { ok: true, tags: out };
 }
 
-/** A problem with an id (job, parent, schedule, workflow, worker, observer), or `null`. */
-export function checkId(id: unknown, field: string, bounds: Bounds): Rejection | null {
-  if (typeof id !== "string" || id.length === 0) {
+/** A problem with a non-empty, storable name of at most `limit` characters, or `null`. */
+function checkName(value: unknown, field: string, code: BoundErrorCode, limit: number): Rejection | null {
+  if (typeof value !== "string" || value.length === 0) {
     return { code: "BELAY_INVALID_INPUT", field, message: "must be a non-empty string" };
   }
-  if (id.length > bounds.idLength) return boundRejection("BELAY_ID_TOO_LONG", field, bounds.idLength, id.length);
-  return null;
+  if (value.length > limit) return boundRejection(code, field, limit, value.length);
+  const problem = textProblem(value);
+  return problem === null ? null : { code: "BELAY_INVALID_INPUT", field, message: problem };
+}
+
+/** A problem with an id (job, parent, schedule, workflow, worker, observer), or `null`. */
+export function checkId(id: unknown, field: string, bounds: Bounds): Rejection | null {
+  return checkName(id, field, "BELAY_ID_TOO_LONG", bounds.idLength);
 }
 
 /** A problem with a queue name, or `null`. */
 export function checkQueueName(queue: unknown, field: string, bounds: Bounds): Rejection | null {
-  if (typeof queue !== "string" || queue.length === 0) {
-    return { code: "BELAY_INVALID_INPUT", field, message: "must be a non-empty string" };
-  }
-  if (queue.length > bounds.queueNameLength) {
-    return boundRejection("BELAY_QUEUE_NAME_TOO_LONG", field, bounds.queueNameLength, queue.length);
-  }
-  return null;
+  return checkName(queue, field, "BELAY_QUEUE_NAME_TOO_LONG", bounds.queueNameLength);
 }
 
-/** Whether `value` is a usable instant: a safe integer of epoch milliseconds. */
-export function isInstant(value: unknown): value is Instant {
-  return typeof value === "number" && Number.isSafeInteger(value);
+/** A problem with a job name, or `null`. */
+export function checkJobName(jobName: unknown, field: string, bounds: Bounds): Rejection | null {
+  return checkName(jobName, field, "BELAY_JOB_NAME_TOO_LONG", bounds.jobNameLength);
 }
+
+/** A problem with a payload (JSON text the store keeps verbatim, within `bounds.payloadBytes`), or `null`. */
+export function checkPayload(payload: unknown, field: string, bounds: Bounds): Rejection | null {
+  if (typeof payload !== "string") return { code: "BELAY_INVALID_INPUT", field, message: "must be JSON text" };
+  const bytes = utf8ByteLength(payload);
+  if (bytes > bounds.payloadBytes) return boundRejection("BELAY_PAYLOAD_TOO_LARGE", field, bounds.payloadBytes, bytes);
+  const problem = textProblem(payload);
+  return problem === null ? null : { code: "BELAY_INVALID_INPUT", field, message: problem };
+}
+
+const INSTANT_REASON = `must be an integer of epoch milliseconds between 0 and ${MAX_INSTANT} (9999-12-31T23:59:59.999Z)`;
+
+/** Whether `value` is a usable instant: an integer of epoch milliseconds in [0, `MAX_INSTANT`]. */
+export function isInstant(value: unknown): value is Instant {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 && value <= MAX_INSTANT;
+}
+
+/** Why `value` is not an instant, for messages. */
+export const INSTANT_PROBLEM = INSTANT_REASON;
 
 /** One job of an enqueue call after the checks every store shares, before anything is written. */
 export type EnqueuePlan =

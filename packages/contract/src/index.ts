@@ -78,7 +78,20 @@ export {
 } from "./errors.js";
 export type { BelayErrorCode, ContractErrorCode, BoundErrorCode, Rejection, StepPoint } from "./errors.js";
 
-export { validateNewJob, normalizeTags, checkId, checkQueueName, isInstant, planEnqueue, refusedEnqueue, unknownParentRejection } from "./enqueue.js";
+export {
+  validateNewJob,
+  normalizeTags,
+  checkId,
+  checkQueueName,
+  checkJobName,
+  checkPayload,
+  isInstant,
+  INSTANT_PROBLEM,
+  planEnqueue,
+  refusedEnqueue,
+  unknownParentRejection,
+} from "./enqueue.js";
+export { textProblem, storableText, failureDetailText, MAX_INSTANT, MAX_COUNT, MAX_DURATION_MS } from "./text.js";
 export type { NewJob, NormalizedNewJob, EnqueueRequest, EnqueueResult, EnqueuePlan } from "./enqueue.js";
 
 export type {
@@ -187,6 +200,7 @@ export {
   requireId,
   requireQueue,
   requireText,
+  requireStorableString,
   requireStates,
 } from "./input.js";
 

@@ -1,22 +1,31 @@
 import type { Bounds } from "./bounds.js";
-import { checkId, checkQueueName, isInstant } from "./enqueue.js";
+import { INSTANT_PROBLEM, checkId, checkQueueName, isInstant } from "./enqueue.js";
 import { errorFromRejection, InvalidInputError } from "./errors.js";
 import { JOB_STATES, type Instant, type JobState } from "./job.js";
+import { textProblem } from "./text.js";
 
 // Request-shape checks every store runs before it touches data. Each throws InvalidInputError
 // (or a bound error) naming the field, so a malformed request writes nothing.
 
-/** Asserts `value` is an instant (a safe integer of epoch milliseconds). */
+/** Asserts `value` is an instant (an integer of epoch milliseconds in [0, `MAX_INSTANT`]). */
 export function requireInstant(value: unknown, field: string): Instant {
-  if (!isInstant(value)) throw new InvalidInputError(field, "must be an integer of epoch milliseconds");
+  if (!isInstant(value)) throw new InvalidInputError(field, INSTANT_PROBLEM);
   return value;
 }
 
-/** Asserts `value` is an integer ≥ `min`. */
-export function requireInteger(value: unknown, field: string, min: number): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
-    throw new InvalidInputError(field, `must be an integer ≥ ${min}`);
+/** Asserts `value` is an integer in [`min`, `max`] (default: any safe integer ≥ `min`). */
+export function requireInteger(value: unknown, field: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new InvalidInputError(field, max === Number.MAX_SAFE_INTEGER ? `must be an integer ≥ ${min}` : `must be an integer from ${min} to ${max}`);
   }
+  return value;
+}
+
+/** Asserts `value` is a string a store can hold faithfully (no NUL, no lone surrogate); it may be empty. */
+export function requireStorableString(value: unknown, field: string): string {
+  if (typeof value !== "string") throw new InvalidInputError(field, "must be a string");
+  const problem = textProblem(value);
+  if (problem) throw new InvalidInputError(field, problem);
   return value;
 }
 
@@ -40,10 +49,10 @@ export function requireQueue(value: unknown, field: string, bounds: Bounds): str
   return value as string;
 }
 
-/** Asserts `value` is a non-empty string (an actor, a reason). */
+/** Asserts `value` is a non-empty string a store can hold faithfully (an actor, a reason, a filter value). */
 export function requireText(value: unknown, field: string): string {
   if (typeof value !== "string" || value.length === 0) throw new InvalidInputError(field, "must be a non-empty string");
-  return value;
+  return requireStorableString(value, field);
 }
 
 /** Asserts `value` is a list of job states. */

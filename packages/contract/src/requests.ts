@@ -1,5 +1,5 @@
-import { type Bounds, utf8ByteLength } from "./bounds.js";
-import { normalizeTags } from "./enqueue.js";
+import type { Bounds } from "./bounds.js";
+import { checkJobName, checkPayload, normalizeTags } from "./enqueue.js";
 import { BoundExceededError, InvalidInputError, errorFromRejection } from "./errors.js";
 import type {
   ClaimRequest,
@@ -9,6 +9,7 @@ import type {
   ReportOutcomesRequest,
 } from "./execution.js";
 import {
+  requireStorableString,
   requireArray,
   requireId,
   requireInstant,
@@ -31,6 +32,8 @@ import {
   type UpsertScheduleRequest,
 } from "./schedules.js";
 
+import { MAX_COUNT, MAX_DURATION_MS } from "./text.js";
+
 // One assertion per operation, shared by every store so that a malformed request meets the same
 // InvalidInputError (naming the same field) whichever store receives it. Each runs before the
 // store touches data. Size bounds that clamp (batches, pages) are not errors.
@@ -45,7 +48,7 @@ function requireLeases(value: unknown, bounds: Bounds): void {
     requireObject(lease, `leases[${i}]`);
     const { jobId, attempt } = lease as { jobId: unknown; attempt: unknown };
     requireId(jobId, `leases[${i}].jobId`, bounds);
-    requireInteger(attempt, `leases[${i}].attempt`, 1);
+    requireInteger(attempt, `leases[${i}].attempt`, 1, MAX_COUNT);
   }
 }
 
@@ -59,7 +62,7 @@ export function assertClaimRequest(request: ClaimRequest, bounds: Bounds): void 
   requireId(request.workerId, "workerId", bounds);
   requireQueues(request.queues, "queues", bounds);
   requireInteger(request.max, "max", 1);
-  requireInteger(request.leaseMs, "leaseMs", 1);
+  requireInteger(request.leaseMs, "leaseMs", 1, MAX_DURATION_MS);
   requireInstant(request.now, "now");
 }
 
@@ -72,14 +75,12 @@ export function assertReportOutcomesRequest(request: ReportOutcomesRequest, boun
     const report = raw as ReportOutcomesRequest["reports"][number];
     requireId(report.jobId, `${at}.jobId`, bounds);
     requireId(report.workerId, `${at}.workerId`, bounds);
-    requireInteger(report.attempt, `${at}.attempt`, 1);
+    requireInteger(report.attempt, `${at}.attempt`, 1, MAX_COUNT);
     requireObject(report.outcome, `${at}.outcome`);
     const { outcome } = report;
     switch (outcome.type) {
       case "succeeded":
-        if (outcome.output != null && typeof outcome.output !== "string") {
-          throw new InvalidInputError(`${at}.outcome.output`, "must be JSON text or null");
-        }
+        if (outcome.output != null) requireStorableString(outcome.output, `${at}.outcome.output`);
         break;
       case "failed":
         if (outcome.retryAt !== null) requireInstant(outcome.retryAt, `${at}.outcome.retryAt`);
@@ -104,7 +105,7 @@ export function assertHeartbeatRequest(request: HeartbeatRequest, bounds: Bounds
   requireObject(request, "request");
   requireId(request.workerId, "workerId", bounds);
   requireLeases(request.leases, bounds);
-  requireInteger(request.leaseMs, "leaseMs", 1);
+  requireInteger(request.leaseMs, "leaseMs", 1, MAX_DURATION_MS);
   requireInstant(request.now, "now");
 }
 
@@ -121,9 +122,9 @@ export function assertExpireLeasesRequest(request: ExpireLeasesRequest, bounds: 
   requireInteger(request.max, "max", 1);
   if (request.queues !== undefined) requireQueues(request.queues, "queues", bounds);
   requireObject(request.retry, "retry");
-  requireInteger(request.retry.maxAttempts, "retry.maxAttempts", 1);
+  requireInteger(request.retry.maxAttempts, "retry.maxAttempts", 1, MAX_COUNT);
   const delays = requireArray<unknown>(request.retry.delaysMs, "retry.delaysMs");
-  for (const [i, delay] of delays.entries()) requireInteger(delay, `retry.delaysMs[${i}]`, 0);
+  for (const [i, delay] of delays.entries()) requireInteger(delay, `retry.delaysMs[${i}]`, 0, MAX_DURATION_MS);
 }
 
 /** Checks a schedule definition; the cron text itself is the Core's to parse. */
@@ -136,20 +137,11 @@ export function assertScheduleDefinition(schedule: ScheduleDefinition, bounds: B
   }
   requireText(schedule.cron, "schedule.cron");
   requireText(schedule.timeZone, "schedule.timeZone");
-  requireText(schedule.jobName, "schedule.jobName");
-  if (schedule.jobName.length > bounds.jobNameLength) {
-    throw new BoundExceededError("BELAY_JOB_NAME_TOO_LONG", {
-      field: "schedule.jobName",
-      limit: bounds.jobNameLength,
-      actual: schedule.jobName.length,
-    });
-  }
+  const nameProblem = checkJobName(schedule.jobName, "schedule.jobName", bounds);
+  if (nameProblem) throw errorFromRejection(nameProblem);
   requireQueue(schedule.queue, "schedule.queue", bounds);
-  if (typeof schedule.payload !== "string") throw new InvalidInputError("schedule.payload", "must be JSON text");
-  const bytes = utf8ByteLength(schedule.payload);
-  if (bytes > bounds.payloadBytes) {
-    throw new BoundExceededError("BELAY_PAYLOAD_TOO_LARGE", { field: "schedule.payload", limit: bounds.payloadBytes, actual: bytes });
-  }
+  const payloadProblem = checkPayload(schedule.payload, "schedule.payload", bounds);
+  if (payloadProblem) throw errorFromRejection(payloadProblem);
   const tags = normalizeTags(schedule.tags ?? [], "schedule.tags", bounds);
   if (!tags.ok) throw errorFromRejection(tags.rejection);
   if (schedule.catchUp !== "skip" && schedule.catchUp !== "coalesce") {
@@ -201,7 +193,7 @@ export function assertQueueActionRequest(request: QueueActionRequest, bounds: Bo
 
 export function assertSetConcurrencyLimitRequest(request: SetConcurrencyLimitRequest, bounds: Bounds): void {
   assertQueueActionRequest(request, bounds);
-  if (request.limit !== null) requireInteger(request.limit, "limit", 1);
+  if (request.limit !== null) requireInteger(request.limit, "limit", 1, MAX_COUNT);
 }
 
 function requirePageLimit(limit: unknown, field = "limit"): void {
@@ -287,7 +279,7 @@ export function assertClaimObserverDeliveriesRequest(request: ClaimObserverDeliv
   requireId(request.observerId, "observerId", bounds);
   requireId(request.workerId, "workerId", bounds);
   requireInteger(request.max, "max", 1);
-  requireInteger(request.leaseMs, "leaseMs", 1);
+  requireInteger(request.leaseMs, "leaseMs", 1, MAX_DURATION_MS);
   requireInstant(request.now, "now");
 }
 
@@ -328,20 +320,20 @@ export function assertUpsertScheduleRequest(request: UpsertScheduleRequest, boun
 
 /** Checks the id of a lookup (`getJob`, `getSchedule`, …): any string; an unknown id is a `null` answer, not an error. */
 export function assertLookupId(value: unknown, field: string): void {
-  if (typeof value !== "string") throw new InvalidInputError(field, "must be a string");
+  requireStorableString(value, field);
 }
 
 export function assertFacetRequest(request: FacetRequest, bounds: Bounds): void {
   requireObject(request, "request");
-  if (typeof request.key !== "string") throw new InvalidInputError("key", "must be a string");
+  requireStorableString(request.key, "key");
   if (request.scope !== undefined) assertJobFilter(request.scope, "scope", bounds);
   requirePageLimit(request.max, "max");
 }
 
 export function assertSuggestTagsRequest(request: SuggestTagsRequest): void {
   requireObject(request, "request");
-  if (typeof request.prefix !== "string") throw new InvalidInputError("prefix", "must be a string");
-  if (request.key !== undefined && typeof request.key !== "string") throw new InvalidInputError("key", "must be a string");
+  requireStorableString(request.prefix, "prefix");
+  if (request.key !== undefined) requireStorableString(request.key, "key");
   if (request.after !== undefined && typeof request.after !== "string") throw new InvalidInputError("after", "must be a cursor string");
   requirePageLimit(request.max, "max");
 }

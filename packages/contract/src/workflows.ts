@@ -1,5 +1,5 @@
 import type { Bounds } from "./bounds.js";
-import { type EnqueueResult, type NewJob, type NormalizedNewJob, checkId, validateNewJob } from "./enqueue.js";
+import { type EnqueueResult, type NewJob, type NormalizedNewJob, checkId, checkJobName, validateNewJob } from "./enqueue.js";
 import { boundRejection, type Rejection } from "./errors.js";
 import type { Instant, JobState } from "./job.js";
 
@@ -81,12 +81,8 @@ export function checkWorkflow(workflow: NewWorkflow, bounds: Bounds): WorkflowRe
   }
   const idProblem = checkId(workflow.id, "workflow.id", bounds);
   if (idProblem) return rejected(null, idProblem);
-  if (typeof workflow.name !== "string" || workflow.name.length === 0) {
-    return rejected(null, { code: "BELAY_INVALID_INPUT", field: "workflow.name", message: "must be a non-empty string" });
-  }
-  if (workflow.name.length > bounds.jobNameLength) {
-    return rejected(null, boundRejection("BELAY_JOB_NAME_TOO_LONG", "workflow.name", bounds.jobNameLength, workflow.name.length));
-  }
+  const nameProblem = checkJobName(workflow.name, "workflow.name", bounds);
+  if (nameProblem) return rejected(null, nameProblem);
   if (!Array.isArray(workflow.jobs) || workflow.jobs.length === 0) {
     return rejected(null, { code: "BELAY_INVALID_INPUT", field: "workflow.jobs", message: "must hold at least one job" });
   }

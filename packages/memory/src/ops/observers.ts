@@ -2,6 +2,7 @@ import {
   type ClaimObserverDeliveriesRequest,
   type ClaimObserverDeliveriesResult,
   type Instant,
+  type ObserverDeadLetter,
   type ObserverDelivery,
   type ObserverStatus,
   type ObserverSubscription,
@@ -10,6 +11,7 @@ import {
   type ReportObserverDeliveriesRequest,
   type ReportObserverDeliveriesResult,
   clampToBound,
+  compareCodePoints,
 } from "@belay/contract";
 import type { LogEntry, MemoryState, ObserverRow } from "../state.js";
 import type { UndoLog } from "../undo-log.js";
@@ -44,7 +46,7 @@ function entryAt(state: MemoryState, position: number): LogEntry | undefined {
   return entry?.position === position ? entry : undefined;
 }
 
-/** See `JobStore.registerObserver`; the subscription is already validated. */
+/** See `JobStore.registerObserver`. */
 export function registerObserver(state: MemoryState, undo: UndoLog, request: RegisterObserverRequest): RegisterObserverResult {
   const { subscription } = request;
   const existing = state.observers.get(subscription.observerId);
@@ -62,6 +64,17 @@ export function registerObserver(state: MemoryState, undo: UndoLog, request: Reg
     deadLetters: [],
   });
   return { status: "created", cursor };
+}
+
+/** See `JobStore.removeObserver`. */
+export function removeObserver(
+  state: MemoryState,
+  undo: UndoLog,
+  request: { readonly observerId: string },
+): { readonly status: "removed" | "notFound" } {
+  if (!state.observers.has(request.observerId)) return { status: "notFound" };
+  undo.mapDelete(state.observers, request.observerId);
+  return { status: "removed" };
 }
 
 /** See `JobStore.claimObserverDeliveries`. */
@@ -160,7 +173,24 @@ export async function reportObserverDeliveries(
 }
 
 /** See `JobStore.getObserver`. */
-export function observerStatus(state: MemoryState, observer: ObserverRow): ObserverStatus {
+export function getObserver(state: MemoryState, observerId: string): ObserverStatus | null {
+  const observer = state.observers.get(observerId);
+  return observer ? observerStatus(state, observer) : null;
+}
+
+/** See `JobStore.listObservers`. */
+export function listObservers(state: MemoryState): ObserverStatus[] {
+  return [...state.observers.entries()]
+    .sort(([a], [b]) => compareCodePoints(a, b))
+    .map(([, observer]) => observerStatus(state, observer));
+}
+
+/** See `JobStore.listObserverDeadLetters`. */
+export function listObserverDeadLetters(state: MemoryState, observerId: string): ObserverDeadLetter[] {
+  return [...(state.observers.get(observerId)?.deadLetters ?? [])];
+}
+
+function observerStatus(state: MemoryState, observer: ObserverRow): ObserverStatus {
   let pending = 0;
   let oldestPendingAt: Instant | null = null;
   for (const entry of entriesAfter(state, observer.cursor)) {

@@ -1,27 +1,21 @@
 import {
-  type AuditPage,
-  type AuditRecord,
+  type AuditAction,
   type CancelResult,
   type JobActionRequest,
-  type ListAuditRequest,
+  type QueueActionRequest,
+  type QueueActionResult,
   type QueueSettings,
   type RequeueResult,
-  clampToBound,
+  type SetConcurrencyLimitRequest,
   compareCodePoints,
-  decodeSeqCursor,
-  encodeSeqCursor,
   isTerminalState,
+  terminalCauseText,
 } from "@belay/contract";
-import { moveJob, resolveChildren } from "../jobs.js";
 import type { MemoryState, QueueRow } from "../state.js";
 import type { UndoLog } from "../undo-log.js";
-
-/** Appends one audit record (in the caller's transaction). */
-export function appendAudit(state: MemoryState, undo: UndoLog, record: Omit<AuditRecord, "seq">): void {
-  const seq = state.sequences.audit + 1;
-  undo.patch(state.sequences, { audit: seq });
-  undo.push(state.audit, { seq, ...record });
-}
+import { appendAudit } from "./audit.js";
+import { regateChildren, resolveChildren } from "./children.js";
+import { moveJob } from "./jobs.js";
 
 /** See `JobStore.cancelJob`. */
 export async function cancelJob(state: MemoryState, undo: UndoLog, request: JobActionRequest): Promise<CancelResult> {
@@ -31,10 +25,11 @@ export async function cancelJob(state: MemoryState, undo: UndoLog, request: JobA
   if (isTerminalState(row.state)) return { status: "notCancellable", state: row.state };
   let result: CancelResult;
   if (row.state === "leased") {
+    // Cooperative: the handler hears of it on its next heartbeat; outcomes and expiry honour it.
     undo.patch(row, { cancelRequested: true, cancelRequestedBy: actor });
     result = { status: "cancelRequested" };
   } else {
-    moveJob(state, undo, row, "cancelled", { terminalCause: `cancelled by ${actor}` }, now);
+    moveJob(state, undo, row, "cancelled", { terminalCause: terminalCauseText("cancelledBy", { actor }) }, now);
     await undo.step("job cancelled");
     resolveChildren(state, undo, [row], now);
     result = { status: "cancelled" };
@@ -52,55 +47,52 @@ export async function requeueJob(state: MemoryState, undo: UndoLog, request: Job
   if (row.state !== "deadLettered" && row.state !== "quarantined") return { status: "notRequeueable", state: row.state };
   moveJob(state, undo, row, "scheduled", { dueAt: now, attempt: 0, releases: 0 }, now);
   await undo.step("job requeued");
-  // The job is live again: children still waiting for their parents wait for it again, so its
-  // next terminal state resolves their latch exactly once more (never twice for one gating).
-  for (const childId of row.children) {
-    const child = state.jobs.get(childId);
-    if (child?.state === "awaitingParents") undo.patch(child, { parentsRemaining: child.parentsRemaining + 1 });
-  }
+  regateChildren(state, undo, row);
   appendAudit(state, undo, { actor, action: "requeue", targetKind: "job", target: jobId, detail: null, at: now });
   return { status: "requeued" };
 }
 
-/** Applies a change to a queue's settings row (created on first use), audited. */
-export async function changeQueue(
-  state: MemoryState,
-  undo: UndoLog,
-  queue: string,
-  changes: Partial<Pick<QueueRow, "paused" | "concurrencyLimit">>,
-  audit: Pick<AuditRecord, "actor" | "action" | "detail" | "at">,
-): Promise<void> {
-  const row = state.queues.get(queue);
-  if (row === undefined) undo.mapSet(state.queues, queue, { queue, paused: false, concurrencyLimit: null, ...changes });
-  else undo.patch(row, changes);
-  await undo.step("queue settings written");
-  appendAudit(state, undo, { ...audit, targetKind: "queue", target: queue });
+/** See `JobStore.pauseQueue`. */
+export function pauseQueue(state: MemoryState, undo: UndoLog, request: QueueActionRequest): Promise<QueueActionResult> {
+  return changeQueue(state, undo, request, "pauseQueue", { paused: true }, "paused");
 }
 
+/** See `JobStore.resumeQueue`. */
+export function resumeQueue(state: MemoryState, undo: UndoLog, request: QueueActionRequest): Promise<QueueActionResult> {
+  return changeQueue(state, undo, request, "resumeQueue", { paused: false }, "resumed");
+}
+
+/** See `JobStore.setConcurrencyLimit`. */
+export function setConcurrencyLimit(
+  state: MemoryState,
+  undo: UndoLog,
+  request: SetConcurrencyLimitRequest,
+): Promise<QueueActionResult> {
+  const detail = request.limit === null ? "limit=none" : `limit=${request.limit}`;
+  return changeQueue(state, undo, request, "setConcurrencyLimit", { concurrencyLimit: request.limit }, detail);
+}
+
+/** See `JobStore.listQueueSettings`. */
 export function listQueueSettings(state: MemoryState): QueueSettings[] {
   return [...state.queues.values()]
     .map((row) => ({ queue: row.queue, paused: row.paused, concurrencyLimit: row.concurrencyLimit }))
     .sort((a, b) => compareCodePoints(a.queue, b.queue));
 }
 
-/** See `JobStore.listAuditRecords`. */
-export function listAuditRecords(state: MemoryState, request: ListAuditRequest): AuditPage {
-  const limit = clampToBound(request.limit ?? state.bounds.monitorPage, state.bounds.monitorPage);
-  const newestFirst = request.order === "newestFirst";
-  const after = request.after === undefined ? undefined : decodeSeqCursor(request.after);
-  const ordered = newestFirst ? [...state.audit].reverse() : state.audit;
-  const records: AuditRecord[] = [];
-  let more = false;
-  for (const record of ordered) {
-    if (after !== undefined && (newestFirst ? record.seq >= after : record.seq <= after)) continue;
-    if (request.target !== undefined && record.target !== request.target) continue;
-    if (request.targetKind !== undefined && record.targetKind !== request.targetKind) continue;
-    if (records.length === limit) {
-      more = true;
-      break;
-    }
-    records.push(record);
-  }
-  const last = records.at(-1);
-  return { records, nextCursor: more && last ? encodeSeqCursor(last.seq) : null };
+/** Applies a change to a queue's settings row (created on first use), audited. */
+async function changeQueue(
+  state: MemoryState,
+  undo: UndoLog,
+  request: QueueActionRequest,
+  action: AuditAction,
+  changes: Partial<Pick<QueueRow, "paused" | "concurrencyLimit">>,
+  detail: string,
+): Promise<QueueActionResult> {
+  const { queue, actor, now } = request;
+  const row = state.queues.get(queue);
+  if (row === undefined) undo.mapSet(state.queues, queue, { queue, paused: false, concurrencyLimit: null, ...changes });
+  else undo.patch(row, changes);
+  await undo.step("queue settings written");
+  appendAudit(state, undo, { actor, action, detail, at: now, targetKind: "queue", target: queue });
+  return { status: "applied" };
 }

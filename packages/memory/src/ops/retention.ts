@@ -1,7 +1,8 @@
-import { type PurgeTerminalRequest, clampToBound, isTerminalState } from "@belay/contract";
-import { deleteJob } from "../jobs.js";
+import { type PurgeTerminalRequest, type PurgeTerminalResult, clampToBound, isTerminalState } from "@belay/contract";
 import type { JobRow, MemoryState } from "../state.js";
 import type { UndoLog } from "../undo-log.js";
+import { countJob, placementOf } from "./jobs.js";
+import { countTag } from "./tags.js";
 
 /**
  * When a job may be purged: its own terminal time, or — for a workflow member — the workflow's
@@ -21,8 +22,23 @@ function purgeClock(state: MemoryState, row: JobRow): number | null {
   return drained;
 }
 
-/** See `JobStore.purgeTerminal`. */
-export async function purgeTerminal(state: MemoryState, undo: UndoLog, request: PurgeTerminalRequest): Promise<number> {
+/** Deletes a terminal job with its tags, transitions and edges. */
+function deleteJob(state: MemoryState, undo: UndoLog, row: JobRow): void {
+  const placed = placementOf(state, row);
+  if (placed) undo.indexRemove(placed.index, placed.entry);
+  undo.indexRemove(state.bySeq, { at: 0, seq: row.seq, id: row.id });
+  countJob(state, undo, row, -1);
+  for (const tag of row.tags) countTag(state, undo, tag, -1);
+  for (const entry of row.transitions) undo.patch(entry, { dropped: true });
+  for (const parentId of row.parentIds) {
+    const parent = state.jobs.get(parentId);
+    if (parent) undo.patch(parent, { children: parent.children.filter((c) => c !== row.id) });
+  }
+  undo.mapDelete(state.jobs, row.id);
+}
+
+/** See `JobStore.purgeTerminal`. A workflow goes with its last member. */
+export async function purgeTerminal(state: MemoryState, undo: UndoLog, request: PurgeTerminalRequest): Promise<PurgeTerminalResult> {
   const max = clampToBound(request.max, state.bounds.purgeBatch);
   const index = state.terminal.get(request.retentionClass)!;
   const victims: JobRow[] = [];
@@ -43,5 +59,17 @@ export async function purgeTerminal(state: MemoryState, undo: UndoLog, request: 
       }
     }
   }
-  return victims.length;
+  return { purged: victims.length };
+}
+
+/**
+ * Drops log entries no reader can reach any more (capped away or purged). Run after a purge has
+ * committed, outside its undo log: it changes no answer, only what the log holds.
+ */
+export function compactLog(state: MemoryState): void {
+  const { log } = state;
+  const kept = log.filter((e) => !e.dropped);
+  if (kept.length === log.length) return;
+  log.length = 0;
+  for (const entry of kept) log.push(entry);
 }

@@ -1,27 +1,25 @@
 import {
   type Instant,
-  type MintDecision,
+  type MintDueRequest,
   type MintResult,
-  type ScheduleDefinition,
+  type RemoveScheduleResult,
   type ScheduleRecord,
   type ScheduleWithPayload,
   type TriggerScheduleRequest,
   type TriggerScheduleResult,
+  type UpsertScheduleRequest,
   type UpsertScheduleResult,
+  compareCodePoints,
   scheduledJobId,
 } from "@belay/contract";
-import { insertJob } from "../jobs.js";
 import type { MemoryState, ScheduleRow } from "../state.js";
 import type { UndoLog } from "../undo-log.js";
-import { appendAudit } from "./operator.js";
+import { appendAudit } from "./audit.js";
+import { insertJob } from "./enqueue.js";
 
-/** See `JobStore.upsertSchedule`; `definition` is already validated. */
-export function upsertSchedule(
-  state: MemoryState,
-  undo: UndoLog,
-  definition: ScheduleDefinition,
-  now: Instant,
-): UpsertScheduleResult {
+/** See `JobStore.upsertSchedule`. */
+export function upsertSchedule(state: MemoryState, undo: UndoLog, request: UpsertScheduleRequest): UpsertScheduleResult {
+  const { schedule: definition, now } = request;
   const fields = {
     cron: definition.cron,
     timeZone: definition.timeZone,
@@ -43,7 +41,25 @@ export function upsertSchedule(
   return { status: "created", cursor: now };
 }
 
-export function toScheduleRecord(state: MemoryState, row: ScheduleRow): ScheduleRecord {
+/** See `JobStore.removeSchedule`. */
+export function removeSchedule(state: MemoryState, undo: UndoLog, request: { readonly scheduleId: string }): RemoveScheduleResult {
+  if (!state.schedules.has(request.scheduleId)) return { status: "notFound" };
+  undo.mapDelete(state.schedules, request.scheduleId);
+  return { status: "removed" };
+}
+
+/** See `JobStore.listSchedules`. */
+export function listSchedules(state: MemoryState): ScheduleRecord[] {
+  return [...state.schedules.values()].sort((a, b) => compareCodePoints(a.id, b.id)).map((row) => toScheduleRecord(state, row));
+}
+
+/** See `JobStore.getSchedule`. */
+export function getSchedule(state: MemoryState, scheduleId: string): ScheduleWithPayload | null {
+  const row = state.schedules.get(scheduleId);
+  return row ? { ...toScheduleRecord(state, row), payload: row.payload } : null;
+}
+
+function toScheduleRecord(state: MemoryState, row: ScheduleRow): ScheduleRecord {
   return {
     id: row.id,
     cron: row.cron,
@@ -59,10 +75,6 @@ export function toScheduleRecord(state: MemoryState, row: ScheduleRow): Schedule
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
-}
-
-export function toScheduleWithPayload(state: MemoryState, row: ScheduleRow): ScheduleWithPayload {
-  return { ...toScheduleRecord(state, row), payload: row.payload };
 }
 
 /** Inserts one instance of a schedule unless a job with that id exists; returns whether it did. */
@@ -89,15 +101,11 @@ function mintOne(state: MemoryState, undo: UndoLog, schedule: ScheduleRow, id: s
   return true;
 }
 
-/** See `JobStore.mintDue`; decisions are already validated. */
-export async function mintDue(
-  state: MemoryState,
-  undo: UndoLog,
-  decisions: readonly MintDecision[],
-  now: Instant,
-): Promise<MintResult[]> {
+/** See `JobStore.mintDue`. */
+export async function mintDue(state: MemoryState, undo: UndoLog, request: MintDueRequest): Promise<MintResult[]> {
+  const { now } = request;
   const results: MintResult[] = [];
-  for (const decision of decisions) {
+  for (const decision of request.decisions) {
     const schedule = state.schedules.get(decision.scheduleId);
     if (schedule === undefined) {
       results.push({ scheduleId: decision.scheduleId, status: "notFound" });

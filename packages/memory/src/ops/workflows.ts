@@ -1,10 +1,8 @@
 import {
+  type EnqueueWorkflowRequest,
   type EnqueueWorkflowResult,
-  type Instant,
   type JobState,
   type ListWorkflowsRequest,
-  type NewWorkflow,
-  type NormalizedNewJob,
   type WorkflowPage,
   type WorkflowRecord,
   checkWorkflow,
@@ -18,26 +16,22 @@ import type { MemoryState, WorkflowRow } from "../state.js";
 import type { UndoLog } from "../undo-log.js";
 import { writeEnqueue } from "./enqueue.js";
 
-type WorkflowPlan =
-  | { ok: true; members: readonly NormalizedNewJob[] }
-  | { ok: false; result: EnqueueWorkflowResult };
-
-/** Checks a workflow before anything is written (see `checkWorkflow`, `planWorkflowMembers`). */
-export function planWorkflow(state: MemoryState, workflow: NewWorkflow): WorkflowPlan {
-  const early = checkWorkflow(workflow, state.bounds);
-  if (early !== null) return { ok: false, result: early };
-  if (state.workflows.has(workflow.id)) return { ok: false, result: { status: "duplicate", workflowId: workflow.id } };
-  return planWorkflowMembers(workflow, state.bounds, (id) => state.jobs.has(id));
-}
-
-/** Writes a planned workflow; results in the caller's input order. */
-export async function writeWorkflow(
+/**
+ * See `JobStore.enqueueWorkflow`. The workflow is checked whole (`checkWorkflow`, a duplicate
+ * id, then `planWorkflowMembers`) before anything is written; results in the caller's order.
+ */
+export async function enqueueWorkflow(
   state: MemoryState,
   undo: UndoLog,
-  workflow: NewWorkflow,
-  members: readonly NormalizedNewJob[],
-  now: Instant,
+  request: EnqueueWorkflowRequest,
 ): Promise<EnqueueWorkflowResult> {
+  const { workflow, now } = request;
+  const early = checkWorkflow(workflow, state.bounds);
+  if (early !== null) return early;
+  if (state.workflows.has(workflow.id)) return { status: "duplicate", workflowId: workflow.id };
+  const plan = planWorkflowMembers(workflow, state.bounds, (id) => state.jobs.has(id));
+  if (!plan.ok) return plan.result;
+  const { members } = plan;
   const seq = state.sequences.workflow + 1;
   undo.patch(state.sequences, { workflow: seq });
   const row: WorkflowRow = { id: workflow.id, name: workflow.name, createdAt: now, seq, memberIds: members.map((m) => m.id) };
@@ -56,18 +50,13 @@ export async function writeWorkflow(
   return { status: "created", jobs };
 }
 
-export function toWorkflowRecord(state: MemoryState, row: WorkflowRow): WorkflowRecord {
-  const counts: Partial<Record<JobState, number>> = {};
-  let jobCount = 0;
-  for (const id of row.memberIds) {
-    const member = state.jobs.get(id);
-    if (member === undefined) continue;
-    counts[member.state] = (counts[member.state] ?? 0) + 1;
-    jobCount++;
-  }
-  return { id: row.id, name: row.name, createdAt: row.createdAt, status: workflowStatus(counts), jobCount, counts };
+/** See `JobStore.getWorkflow`. */
+export function getWorkflow(state: MemoryState, workflowId: string): WorkflowRecord | null {
+  const row = state.workflows.get(workflowId);
+  return row ? toWorkflowRecord(state, row) : null;
 }
 
+/** See `JobStore.listWorkflows`. */
 export function listWorkflows(state: MemoryState, request: ListWorkflowsRequest): WorkflowPage {
   const limit = clampToBound(request.limit ?? state.bounds.monitorPage, state.bounds.monitorPage);
   const after = request.after === undefined ? undefined : { at: 0, seq: decodeSeqCursor(request.after) };
@@ -83,4 +72,16 @@ export function listWorkflows(state: MemoryState, request: ListWorkflowsRequest)
     lastSeq = entry.seq;
   }
   return { workflows, nextCursor: more ? encodeSeqCursor(lastSeq) : null };
+}
+
+function toWorkflowRecord(state: MemoryState, row: WorkflowRow): WorkflowRecord {
+  const counts: Partial<Record<JobState, number>> = {};
+  let jobCount = 0;
+  for (const id of row.memberIds) {
+    const member = state.jobs.get(id);
+    if (member === undefined) continue;
+    counts[member.state] = (counts[member.state] ?? 0) + 1;
+    jobCount++;
+  }
+  return { id: row.id, name: row.name, createdAt: row.createdAt, status: workflowStatus(counts), jobCount, counts };
 }

@@ -1,0 +1,102 @@
+import {
+  type ExpireLeasesRequest,
+  type ExpireLeasesResult,
+  type ExpiredLease,
+  type HeartbeatRequest,
+  type HeartbeatResult,
+  type Instant,
+  type ReleaseRequest,
+  type ReleaseResult,
+  clampToBound,
+  leaseExpiryDisposition,
+} from "@belay/contract";
+import type { IndexEntry } from "../sorted-index.js";
+import type { JobRow, MemoryState } from "../state.js";
+import type { UndoLog } from "../undo-log.js";
+import { resolveChildren } from "./children.js";
+import { moveJob } from "./jobs.js";
+
+/** Whether `row` is leased by `workerId` at `attempt` with a lease still alive at `now` (the fence). */
+export function holdsLease(row: JobRow | undefined, workerId: string, attempt: number, now: Instant): row is JobRow {
+  return (
+    row !== undefined &&
+    row.state === "leased" &&
+    row.leaseOwner === workerId &&
+    row.attempt === attempt &&
+    row.leaseExpiresAt !== null &&
+    row.leaseExpiresAt > now
+  );
+}
+
+/** See `JobStore.heartbeat`. */
+export async function heartbeat(state: MemoryState, undo: UndoLog, request: HeartbeatRequest): Promise<HeartbeatResult[]> {
+  const { workerId, leaseMs, now } = request;
+  const results: HeartbeatResult[] = [];
+  for (const { jobId, attempt } of request.leases) {
+    const row = state.jobs.get(jobId);
+    if (!holdsLease(row, workerId, attempt, now)) {
+      results.push({ jobId, status: "lost" });
+      continue;
+    }
+    const leaseExpiresAt = now + leaseMs;
+    const index = state.indexFor(state.leases, row.queue);
+    undo.indexRemove(index, { at: row.leaseExpiresAt!, seq: row.seq, id: row.id });
+    undo.patch(row, { leaseExpiresAt });
+    undo.indexInsert(index, { at: leaseExpiresAt, seq: row.seq, id: row.id });
+    results.push({ jobId, status: "renewed", leaseExpiresAt, cancelRequested: row.cancelRequested });
+    await undo.step(`lease of ${jobId} renewed`);
+  }
+  return results;
+}
+
+/** See `JobStore.release`. */
+export async function release(state: MemoryState, undo: UndoLog, request: ReleaseRequest): Promise<ReleaseResult[]> {
+  const { workerId, now } = request;
+  const results: ReleaseResult[] = [];
+  for (const { jobId, attempt } of request.leases) {
+    const row = state.jobs.get(jobId);
+    if (!holdsLease(row, workerId, attempt, now)) {
+      results.push({ jobId, status: "stale" });
+      continue;
+    }
+    moveJob(state, undo, row, "scheduled", { dueAt: now, releases: row.releases + 1 }, now);
+    results.push({ jobId, status: "released" });
+    await undo.step(`job ${jobId} released`);
+  }
+  return results;
+}
+
+/** See `JobStore.expireLeases`; each lease's fate is the contract's `leaseExpiryDisposition`. */
+export async function expireLeases(state: MemoryState, undo: UndoLog, request: ExpireLeasesRequest): Promise<ExpireLeasesResult> {
+  const { now, retry } = request;
+  const max = clampToBound(request.max, state.bounds.claimBatch);
+  const queues = request.queues ?? [...state.leases.keys()];
+  // Merge the earliest expired leases of each served queue, oldest first.
+  const candidates: IndexEntry[] = [];
+  for (const queue of new Set(queues)) {
+    const index = state.leases.get(queue);
+    if (index === undefined) continue;
+    let taken = 0;
+    for (const entry of index.upTo(now)) {
+      candidates.push(entry);
+      if (++taken >= max) break;
+    }
+  }
+  candidates.sort((a, b) => a.at - b.at || a.seq - b.seq);
+  const expired: ExpiredLease[] = [];
+  const terminal: JobRow[] = [];
+  for (const entry of candidates.slice(0, max)) {
+    const row = state.jobs.get(entry.id)!;
+    const disposition = leaseExpiryDisposition(row, retry, now);
+    if (disposition.state === "scheduled") {
+      moveJob(state, undo, row, "scheduled", { dueAt: disposition.dueAt }, now);
+    } else {
+      moveJob(state, undo, row, disposition.state, { terminalCause: disposition.terminalCause }, now);
+      terminal.push(row);
+    }
+    expired.push({ jobId: row.id, state: row.state });
+    await undo.step(`lease of ${row.id} expired`);
+  }
+  resolveChildren(state, undo, terminal, now);
+  return { expired };
+}

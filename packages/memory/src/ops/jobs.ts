@@ -4,8 +4,8 @@ import {
   type JobRecord,
   type JobState,
   type JobSummary,
+  failureDetailText,
   isTerminalState,
-  truncateUtf8,
 } from "@belay/contract";
 import type { IndexEntry, SortedIndex } from "../sorted-index.js";
 import { type JobRow, type LogEntry, type MemoryState, retentionClassOf } from "../state.js";
@@ -61,7 +61,7 @@ export function recordTransition(
   if (state.historyPolicy === "off") return;
   const detail =
     state.historyPolicy === "transitionsAndFailureDetail" && failureDetail !== null
-      ? truncateUtf8(failureDetail, state.bounds.failureDetailBytes)
+      ? failureDetailText(failureDetail, state.bounds.failureDetailBytes)
       : null;
   const position = state.sequences.position + 1;
   undo.patch(state.sequences, { position });

@@ -1,10 +1,16 @@
 // The throwaway servers: a PostgreSQL 15 cluster (initdb'd in the scratch folder, unix socket
-// only, every setting default except where it listens) and a private Redis on 127.0.0.1 with
-// AOF everysec. Both are started by this process and stopped by PID, also on error and ctrl-c.
-import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+// only, every setting default except where it listens; the same cluster code as the tests', from
+// @belay/conformance/postgres) and a private Redis on 127.0.0.1 with AOF everysec. Both are
+// started by this process and stopped by PID, also on error and ctrl-c.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  type PostgresClusterStartOptions,
+  PostgresCluster as SharedPostgresCluster,
+  findPostgresBin,
+  throwawayPostgresCluster,
+} from "@belay/conformance/postgres";
 import { Redis } from "ioredis";
 import pg from "pg";
 
@@ -13,10 +19,6 @@ export const log = (msg: string): void => {
   process.stderr.write(`[bench ${t}] ${msg}\n`);
 };
 
-const isRoot = process.getuid?.() === 0;
-/** Server-side commands run as the `postgres` OS user when invoked as root (Postgres refuses root). */
-const asPg = (cmd: string, args: string[]): [string, string[]] => (isRoot ? ["runuser", ["-u", "postgres", "--", cmd, ...args]] : [cmd, args]);
-
 function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): string {
   const r = spawnSync(cmd, args, { encoding: "utf8", env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 120_000 });
   if (r.error) throw new Error(`${cmd} ${args.join(" ")}: ${r.error.message}`);
@@ -24,78 +26,32 @@ function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeo
   return r.stdout;
 }
 
+/** The server binaries: `$PGBIN`, PostgreSQL 15's Debian folder, then wherever the shared lookup finds them. */
 export function findPgBin(): string {
-  const candidates = [process.env["PGBIN"], "/usr/lib/postgresql/15/bin"];
-  for (const c of candidates) if (c && existsSync(join(c, "pg_ctl"))) return c;
-  const which = spawnSync("sh", ["-c", "command -v pg_ctl"], { encoding: "utf8" });
-  if (which.status === 0 && which.stdout.trim()) return dirname(which.stdout.trim());
-  throw new Error("PostgreSQL server binaries not found: install postgresql-15 or set PGBIN to the folder holding pg_ctl and initdb");
+  const preferred = [process.env["PGBIN"], "/usr/lib/postgresql/15/bin"].find((c) => c && existsSync(join(c, "pg_ctl")));
+  const bin = preferred ?? findPostgresBin();
+  if (bin === undefined) throw new Error("PostgreSQL server binaries not found: install postgresql-15 or set PGBIN to the folder holding pg_ctl and initdb");
+  return bin;
 }
 
-export class PostgresCluster {
-  readonly root: string;
-  readonly data: string;
-  readonly sock: string;
-  pid: number | null = null;
-  version = "";
+function warnUnless15(version: string): void {
+  if (!/\b15\./.test(version)) log(`warning: expected PostgreSQL 15, found ${version}`);
+}
 
-  constructor(
-    scratch: string,
-    readonly port: number,
-    readonly bin: string,
-  ) {
-    this.root = join(scratch, "pg");
-    this.data = join(this.root, "data");
-    this.sock = join(this.root, "sock");
-  }
-
-  get env(): NodeJS.ProcessEnv {
-    return { ...process.env, PGHOST: this.sock, PGPORT: String(this.port), PGUSER: "postgres" };
+/**
+ * The benchmark's cluster in `<scratch>/pg`: the tests' cluster of `@belay/conformance/postgres`,
+ * every setting default except where it listens (fsync=on, synchronous_commit=on,
+ * shared_buffers=128MB, max_connections=100; no TCP listener, a unix socket in the scratch folder).
+ */
+export class PostgresCluster extends SharedPostgresCluster {
+  constructor(scratch: string, port: number, bin: string) {
+    super(join(scratch, "pg"), port, bin, log);
   }
 
   /** `serverOptions`: extra `-c name=value` settings (the harness passes none: defaults only). */
-  start(databases: readonly string[], serverOptions = ""): void {
-    mkdirSync(this.sock, { recursive: true });
-    if (isRoot) run("chown", ["-R", "postgres", this.root]);
-    this.version = run(join(this.bin, "postgres"), ["--version"]).trim();
-    if (!/\b15\./.test(this.version)) log(`warning: expected PostgreSQL 15, found ${this.version}`);
-    run(...asPg(join(this.bin, "initdb"), ["-D", this.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale"]));
-    // Defaults kept (fsync=on, synchronous_commit=on, shared_buffers=128MB, max_connections=100);
-    // only where it listens is set: no TCP listener at all, a unix socket in the scratch folder.
-    run(
-      ...asPg(join(this.bin, "pg_ctl"), [
-        "-D", this.data, "-l", join(this.root, "postgres.log"), "-w", "-t", "60", "start",
-        "-o", `-c listen_addresses='' -c port=${this.port} -c unix_socket_directories=${this.sock} ${serverOptions}`.trim(),
-      ]),
-    );
-    this.pid = Number(readFileSync(join(this.data, "postmaster.pid"), "utf8").split("\n")[0]);
-    log(`postgres up: pid ${this.pid}, socket ${this.sock}/.s.PGSQL.${this.port} (${this.version})`);
-    for (const db of databases) run("psql", ["-qAt", "-d", "postgres", "-c", `create database ${db}`], { env: this.env });
-  }
-
-  /** Stops the cluster: pg_ctl stop -m fast, then signals to the postmaster PID if that fails. */
-  stop(): void {
-    if (this.pid === null) return;
-    const pid = this.pid;
-    this.pid = null;
-    try {
-      execFileSync(...asPg(join(this.bin, "pg_ctl"), ["-D", this.data, "-m", "fast", "-w", "-t", "30", "stop"]), { stdio: "ignore", timeout: 40_000 });
-      log(`postgres (${pid}) stopped`);
-    } catch {
-      for (const sig of ["SIGQUIT", "SIGKILL"] as const) {
-        try {
-          process.kill(pid, sig);
-          log(`postgres (${pid}) sent ${sig}`);
-        } catch {
-          return;
-        }
-        spawnSync("sleep", ["2"]);
-      }
-    }
-  }
-
-  connectionString(database: string): string {
-    return `postgres://postgres@localhost:${this.port}/${database}?host=${encodeURIComponent(this.sock)}`;
+  override start(databases: readonly string[] | PostgresClusterStartOptions = [], serverOptions = ""): void {
+    super.start(Array.isArray(databases) ? { databases, serverOptions } : (databases as PostgresClusterStartOptions));
+    warnUnless15(this.version);
   }
 }
 
@@ -250,19 +206,28 @@ export function processTreeCpuMs(pid: number): number {
   return total;
 }
 
-/** A private PostgreSQL cluster in a new temp folder; `cleanup` stops it and removes the folder (also on Ctrl-C). */
-export function throwawayCluster(prefix: string, port: number): { cluster: PostgresCluster; cleanup: () => void } {
-  const scratch = makeScratch(mkdtempSync(join(tmpdir(), prefix)));
-  const cluster = new PostgresCluster(scratch, port, findPgBin());
-  const cleanup = () => {
-    cluster.stop();
-    rmSync(scratch, { recursive: true, force: true });
-  };
+/**
+ * A private PostgreSQL cluster in a new temp folder: `start` runs it (with a watchdog that removes
+ * it should this process die without cleaning up), `cleanup` stops it and removes the folder
+ * (also on Ctrl-C).
+ */
+export function throwawayCluster(
+  prefix: string,
+  port: number,
+): { cluster: SharedPostgresCluster; start: (databases: readonly string[], serverOptions?: string) => void; cleanup: () => void } {
+  const throwaway = throwawayPostgresCluster({ prefix, port, bin: findPgBin(), log });
   process.on("SIGINT", () => {
-    cleanup();
+    throwaway.cleanup();
     process.exit(130);
   });
-  return { cluster, cleanup };
+  return {
+    cluster: throwaway.cluster,
+    start: (databases, serverOptions = "") => {
+      throwaway.start({ databases, serverOptions });
+      warnUnless15(throwaway.cluster.version);
+    },
+    cleanup: throwaway.cleanup,
+  };
 }
 
 function procTimes(pid: number): { ppid: number; self: number; children: number } | null {

@@ -86,7 +86,7 @@ const pctl = (xs: number[], p: number) => {
 };
 const r1 = (x: number) => Math.round(x * 10) / 10;
 
-const { cluster, cleanup } = throwawayCluster("belay-measure-", Number(arg("pg-port", "55441")));
+const { cluster, start, cleanup } = throwawayCluster("belay-measure-", Number(arg("pg-port", "55441")));
 
 interface Trial {
   round: number;
@@ -121,7 +121,7 @@ function kindOf(text: string): string {
 }
 
 try {
-  cluster.start(["m"], "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on");
+  start(["m"], "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on");
   const url = cluster.connectionString("m");
   const side = new pg.Client({ connectionString: url });
   await side.connect();

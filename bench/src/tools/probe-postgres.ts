@@ -184,12 +184,12 @@ function section(title: string, wallMs: number, jobs: number): string {
 
 // ---- main ---------------------------------------------------------------------------------
 
-const { cluster, cleanup } = throwawayCluster("belay-probe-", Number(arg("pg-port", "55433")));
+const { cluster, start, cleanup } = throwawayCluster("belay-probe-", Number(arg("pg-port", "55433")));
 
 const report: string[] = [`# @belay/postgres probe — ${new Date().toISOString()}`, "", `jobs ${JOBS}, concurrency ${CONC.join(",")}`, ""];
 try {
   // pg_stat_statements (with planning time) for per-statement server cost; the probe only.
-  cluster.start(["probe"], "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on");
+  start(["probe"], "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on");
   const url = cluster.connectionString("probe");
   side = new pg.Client({ connectionString: url });
   await side.connect();

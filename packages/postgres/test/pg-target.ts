@@ -2,47 +2,16 @@ import { type PostgresTarget, postgresTarget, randomSchemaName } from "@belay/co
 import pg from "pg";
 
 /**
- * Where the integration tests get a PostgreSQL from, in order:
- *  1. `BELAY_TEST_POSTGRES_URL` (an external server: CI service, local cluster, throwaway initdb);
- *  2. a testcontainers container, when a Docker engine answers;
- *  3. nothing: the suite is skipped with a loud reason — except under `CI=true`, where a
- *     missing PostgreSQL fails the run instead of turning into "all green, nothing ran".
- * The policy itself is `postgresTarget` of `@belay/conformance`, shared with the other packages
- * whose tests need a server.
+ * Where the integration tests get a PostgreSQL from: this project's own server, set up once for
+ * all its files by `postgresGlobalSetup` (test/postgres-global-setup.ts) — a database of its own
+ * on `BELAY_TEST_POSTGRES_URL`, else a throwaway cluster from the local server binaries, else a
+ * testcontainers container, else none (skipped loudly; under `CI=true` the run fails).
  */
 export type PgTarget = PostgresTarget;
 
-async function containerRuntimeAvailable(): Promise<boolean> {
-  try {
-    const { getContainerRuntimeClient } = await import("testcontainers");
-    await getContainerRuntimeClient();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function startContainer(): Promise<PgTarget | undefined> {
-  if (!(await containerRuntimeAvailable())) return undefined;
-  const { GenericContainer, Wait } = await import("testcontainers");
-  const container = await new GenericContainer("postgres:16-alpine")
-    .withEnvironment({ POSTGRES_PASSWORD: "belay" })
-    .withExposedPorts(5432)
-    .withWaitStrategy(Wait.forLogMessage(/ready to accept connections/, 2))
-    .start();
-  return {
-    url: `postgres://postgres:belay@${container.getHost()}:${container.getMappedPort(5432)}/postgres`,
-    reason: "testcontainers",
-    stop: async () => void (await container.stop()),
-  };
-}
-
-/**
- * The PostgreSQL of this test file. Throws under `CI=true` when there is none; otherwise warns
- * loudly and returns a target without a URL (callers skip with `describe.skipIf`).
- */
+/** The PostgreSQL of this test file: a target without a URL when there is none (callers skip with `describe.skipIf`). */
 export function pgTarget(file: string): Promise<PgTarget> {
-  return postgresTarget(file, { start: startContainer });
+  return postgresTarget(file);
 }
 
 /** A fresh schema name owned by one test file (or one store). */

@@ -1,22 +1,21 @@
-import { InvalidTransactionError, isBelayError } from "@belay/contract";
+import { type QueryExecutor, type QueryRow, InvalidTransactionError, isBelayError } from "@belay/contract";
 import { type Connection, type Statement, asStoreError, mainFileOf, resolveMainFile } from "./connection.js";
 import type { Io, SqlTexts } from "./io.js";
 
-/** A row as a driver returns it: column name to value. */
-export type SqliteRow = Record<string, unknown>;
+/** A row as a driver returns it: the contract's `QueryRow`, under the name this package exported it by. */
+export type SqliteRow = QueryRow;
 
 /**
  * A way to run SQL inside a transaction the caller holds open on the store's file through a
- * driver of their own — what {@link SqliteStore.enqueueThrough} accepts. `query` runs one
- * statement with its `?` placeholders bound to `values`, on the connection of that transaction,
- * and resolves to the rows it returns (an empty array for a statement without rows).
+ * driver of their own — what `SqliteStore#enqueueThrough` accepts: the contract's
+ * `QueryExecutor`, under the name this package exported it by. `query` runs one statement with
+ * its `?` placeholders bound to `values`, on the connection of that transaction, and resolves to
+ * the rows it returns (an empty array for a statement without rows).
  *
  * With Kysely: `(sql, values) => trx.executeQuery(CompiledQuery.raw(sql, [...values])).then((r) => r.rows)`
  * (what `@belay/kysely` does).
  */
-export interface SqliteQueryExecutor {
-  query(sql: string, values: readonly unknown[]): Promise<readonly SqliteRow[]>;
-}
+export type SqliteQueryExecutor = QueryExecutor;
 
 /**
  * An executor that may answer synchronously. A synchronous one (the caller's better-sqlite3
@@ -24,7 +23,7 @@ export interface SqliteQueryExecutor {
  * a statement inside its savepoint.
  */
 export type CallerExecutor = {
-  query(sql: string, values: readonly unknown[]): readonly SqliteRow[] | Promise<readonly SqliteRow[]>;
+  query(sql: string, values: readonly unknown[]): readonly QueryRow[] | Promise<readonly QueryRow[]>;
 };
 
 /** Whether `value` looks like a better-sqlite3 `Database` (checked by shape: two installed copies differ in identity). */
@@ -73,7 +72,7 @@ export function connectionExecutor(db: Connection): CallerExecutor {
         statement = db.prepare(sql);
         prepared.set(sql, statement);
       }
-      if (statement.reader) return statement.all(...values) as SqliteRow[];
+      if (statement.reader) return statement.all(...values) as QueryRow[];
       statement.run(...values);
       return [];
     },
@@ -89,7 +88,7 @@ function messageOf(error: unknown): string {
  * and throws `InvalidTransactionError` otherwise: an executor on another file, on an in-memory
  * database, on another kind of database, or whose transaction is finished.
  */
-export async function checkCallerTransaction(executor: SqliteQueryExecutor, ownFile: string | null): Promise<void> {
+export async function checkCallerTransaction(executor: QueryExecutor, ownFile: string | null): Promise<void> {
   // PRAGMA first: on another kind of database it fails before anything else is tried (BEGIN, on
   // PostgreSQL, would only warn inside a transaction, and the ROLLBACK below would end it).
   let theirs: string | null;
@@ -190,15 +189,4 @@ export async function runInCallerTransaction<T>(
     throw asStoreError(error);
   }
   return result;
-}
-
-/** What an enqueue inside a caller's transaction did, and what is left to do once it commits. */
-export interface EnqueuedThrough<T> {
-  readonly result: T;
-  /**
-   * Sends the wake-up hints of the jobs it created due now, to this store's `subscribeHints`
-   * listeners (in-process). Call it once the caller's transaction has committed, never after a
-   * rollback; not calling it only costs latency (a worker finds the jobs at its next poll).
-   */
-  afterCommit(): void;
 }

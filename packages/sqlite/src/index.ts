@@ -6,6 +6,7 @@ export { SqliteStore } from "./sqlite-store.js";
 export { resolveSqliteStoreConfig, DEFAULT_TABLE_PREFIX, DEFAULT_BUSY_TIMEOUT_MS } from "./sqlite-store-config.js";
 export type { SqliteStoreConfig, ResolvedSqliteStoreConfig } from "./sqlite-store-config.js";
 /** Enqueue inside a transaction held through another driver: see `SqliteStore#enqueueThrough`. */
-export type { SqliteQueryExecutor, SqliteRow, EnqueuedThrough } from "./caller-transaction.js";
+export type { SqliteQueryExecutor, SqliteRow } from "./caller-transaction.js";
+/** The contract's types, re-exported under the names this package has always exported them by. */
+export type { EnqueuedThrough, Migration } from "@belay/contract";
 export { SCHEMA_VERSION, MIGRATIONS } from "./migrations/index.js";
-export type { Migration } from "./migrations/index.js";

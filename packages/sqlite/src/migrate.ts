@@ -1,24 +1,31 @@
-import { type MigrateResult, SchemaNotMigratedError, SchemaVersionError } from "@belay/contract";
+import { type MigrateResult, type SchemaState, SchemaVersionError, assertSchemaUsable } from "@belay/contract";
 import type { Connection } from "./connection.js";
-import { MIGRATIONS, SCHEMA_VERSION, migrationSql } from "./migrations/index.js";
+import { MIGRATIONS, SCHEMA_VERSION } from "./migrations/index.js";
 import type { Tables } from "./tables.js";
 import type { Steps, TransactionRunner } from "./transaction.js";
 
-/** The schema version recorded in the file under this prefix; 0 when Belay's tables are absent. */
-export function readSchemaVersion(db: Connection, t: Tables): number {
+/**
+ * The schema recorded in the file under this prefix; version 0 when Belay's tables are absent.
+ * The migrations table records versions only, so a schema requires exactly its own version: a
+ * store refuses every schema newer than it knows.
+ */
+export function readSchemaState(db: Connection, t: Tables): SchemaState {
   const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(`${t.prefix}migrations`);
-  if (table === undefined) return 0;
-  return (db.prepare(`SELECT coalesce(max(version), 0) AS version FROM ${t.migrations}`).get() as { version: number }).version;
+  if (table === undefined) return { version: 0, requires: 0 };
+  const { version } = db.prepare(`SELECT coalesce(max(version), 0) AS version FROM ${t.migrations}`).get() as { version: number };
+  return { version, requires: version };
 }
 
 /**
- * Throws unless the file holds exactly the schema this package knows: `SchemaNotMigratedError`
+ * Throws unless the file holds a schema this package can run against: `SchemaNotMigratedError`
  * when it is absent or older (call `migrate()`), `SchemaVersionError` when it is newer.
  */
 export function assertSchema(db: Connection, t: Tables, where: string): void {
-  const version = readSchemaVersion(db, t);
-  if (version > SCHEMA_VERSION) throw new SchemaVersionError(version, SCHEMA_VERSION);
-  if (version < SCHEMA_VERSION) throw new SchemaNotMigratedError(where);
+  assertSchemaUsable(readSchemaState(db, t), SCHEMA_VERSION, where);
+}
+
+function refuseNewer(found: SchemaState): void {
+  if (found.requires > SCHEMA_VERSION) throw new SchemaVersionError(found.version, SCHEMA_VERSION);
 }
 
 /**
@@ -28,17 +35,17 @@ export function assertSchema(db: Connection, t: Tables, where: string): void {
  * transactional, so a failed migration leaves nothing behind.
  */
 export async function migrate(db: Connection, runner: TransactionRunner, t: Tables): Promise<MigrateResult> {
-  const seen = readSchemaVersion(db, t);
-  if (seen > SCHEMA_VERSION) throw new SchemaVersionError(seen, SCHEMA_VERSION);
-  if (seen === SCHEMA_VERSION) return { fromVersion: seen, toVersion: seen };
+  const seen = readSchemaState(db, t);
+  refuseNewer(seen);
+  if (seen.version === SCHEMA_VERSION) return { fromVersion: seen.version, toVersion: seen.version };
   return runner.write("migrate", null, function* (): Steps<MigrateResult> {
-    const from = readSchemaVersion(db, t);
-    if (from > SCHEMA_VERSION) throw new SchemaVersionError(from, SCHEMA_VERSION);
+    const from = readSchemaState(db, t);
+    refuseNewer(from);
     for (const migration of MIGRATIONS) {
-      if (migration.version <= from) continue;
-      db.exec(migrationSql(migration, t.prefix));
+      if (migration.version <= from.version) continue;
+      db.exec(migration.sql(t.prefix));
       db.prepare(`INSERT INTO ${t.migrations} (version) VALUES (?)`).run(migration.version);
     }
-    return { fromVersion: from, toVersion: SCHEMA_VERSION };
+    return { fromVersion: from.version, toVersion: SCHEMA_VERSION };
   });
 }

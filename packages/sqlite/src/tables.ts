@@ -44,15 +44,8 @@ export function tablesFor(prefix: string): Tables {
 }
 
 /**
- * State codes as SQL literals. They are spelled into the SQL text, never bound, because SQLite
- * only uses a partial index (`WHERE state = 0`) when the query's own text implies its condition.
+ * The contract's state codes, under a short name for SQL text. They are spelled into the SQL
+ * (`state = ${S.scheduled}`), never bound, because SQLite only uses a partial index
+ * (`WHERE state = 0`) when the query's own text implies the index's condition.
  */
-export const S = Object.freeze({
-  scheduled: JOB_STATE_CODES.scheduled,
-  awaitingParents: JOB_STATE_CODES.awaitingParents,
-  leased: JOB_STATE_CODES.leased,
-  succeeded: JOB_STATE_CODES.succeeded,
-  cancelled: JOB_STATE_CODES.cancelled,
-  deadLettered: JOB_STATE_CODES.deadLettered,
-  quarantined: JOB_STATE_CODES.quarantined,
-});
+export const S = JOB_STATE_CODES;

@@ -9,11 +9,15 @@ export interface IoContext {
   readonly hinted: Set<string> | null;
 }
 
-/** What every database operation in `sql/` receives. */
-export interface OpContext extends IoContext {
+/** What a read in `sql/` receives: the store's own connection, outside any write. */
+export interface ReadContext {
   /** Prepared statements of the connection the operation runs on. */
   readonly q: Statements;
+  readonly bounds: Readonly<Bounds>;
 }
+
+/** What every write in `sql/` on the store's own connection receives. */
+export interface OpContext extends IoContext, ReadContext {}
 
 /**
  * A write operation's body: a generator that yields the name of each internal step (a point

@@ -2,16 +2,14 @@ import {
   type AuditAction,
   type AuditPage,
   type AuditRecord,
-  type Bounds,
   type Instant,
   type ListAuditRequest,
   clampToBound,
   decodeSeqCursor,
   encodeSeqCursor,
 } from "@belay/contract";
-import type { Statements } from "../connection.js";
 import type { Tables } from "../tables.js";
-import type { OpContext } from "../transaction.js";
+import type { OpContext, ReadContext } from "../transaction.js";
 
 /** Stored codes of audit actions and target kinds. Stable: never renumber. */
 const ACTIONS: readonly AuditAction[] = ["cancel", "requeue", "triggerSchedule", "pauseQueue", "resumeQueue", "setConcurrencyLimit"];
@@ -37,8 +35,9 @@ interface AuditRow {
 }
 
 /** See `JobStore.listAuditRecords`: keyset paging over `seq` in either order, filtered by target and kind. */
-export function listAuditRecords(q: Statements, bounds: Readonly<Bounds>, request: ListAuditRequest): AuditPage {
-  const limit = clampToBound(request.limit ?? bounds.monitorPage, bounds.monitorPage);
+export function listAuditRecords(ctx: ReadContext, request: ListAuditRequest): AuditPage {
+  const { monitorPage } = ctx.bounds;
+  const limit = clampToBound(request.limit ?? monitorPage, monitorPage);
   const newestFirst = request.order === "newestFirst";
   const after = request.after === undefined ? undefined : decodeSeqCursor(request.after);
   const where: string[] = [];
@@ -56,7 +55,7 @@ export function listAuditRecords(q: Statements, bounds: Readonly<Bounds>, reques
     params.push(after);
   }
   const shape = `audit:${where.join(" AND ")}:${newestFirst}`;
-  const rows = q
+  const rows = ctx.q
     .shaped(
       shape,
       (t) => `SELECT seq, at, actor, action, target_kind, target, detail FROM ${t.audit}

@@ -1,7 +1,7 @@
-import { type ClaimRequest, type ClaimResult, type ClaimedJob, type Instant, clampToBound } from "@belay/contract";
+import { type ClaimRequest, type ClaimResult, type ClaimedJob, type Instant, clampToBound, dependencyModeFromCode } from "@belay/contract";
 import { S, type Tables } from "../tables.js";
 import type { OpContext, Steps } from "../transaction.js";
-import { DEPENDENCY_MODES, parseTags, recordTransition } from "./jobs.js";
+import { parseTags, recordTransition, recorded } from "./jobs.js";
 
 const QUEUE_SETTINGS = (t: Tables) => `SELECT paused, concurrency_limit FROM ${t.queues} WHERE queue = ?`;
 
@@ -61,14 +61,14 @@ function toClaimed(row: ClaimedRow): ClaimedJob {
     leaseExpiresAt: row.lease_expires_at,
     tags: parseTags(row.tags),
     parentIds: JSON.parse(row.parents) as string[],
-    dependencyMode: DEPENDENCY_MODES[row.dependency_mode]!,
+    dependencyMode: dependencyModeFromCode(row.dependency_mode),
     traceContext: row.trace_context,
     scheduleId: row.schedule_id,
     workflowId: row.workflow_id,
   };
 }
 
-/** See `JobStore.claim`; the request is already validated. */
+/** See `JobStore.claim`. */
 export function* claim(ctx: OpContext, request: ClaimRequest): Steps<ClaimResult> {
   const { workerId, leaseMs, now } = request;
   const { q } = ctx;
@@ -85,7 +85,7 @@ export function* claim(ctx: OpContext, request: ClaimRequest): Steps<ClaimResult
       room = Math.min(room, settings.concurrency_limit - leased);
     }
     if (room > 0) {
-      const rows = q.get(CLAIM).all(workerId, now + leaseMs, ctx.history === "off" ? 0 : 1, queue, now, room) as ClaimedRow[];
+      const rows = q.get(CLAIM).all(workerId, now + leaseMs, recorded(ctx), queue, now, room) as ClaimedRow[];
       rows.sort((a, b) => a.due_at - b.due_at || a.seq - b.seq);
       for (const row of rows) {
         recordTransition(ctx, row, now);

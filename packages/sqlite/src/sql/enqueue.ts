@@ -1,17 +1,38 @@
 import {
   type EnqueuePlan,
   type EnqueueResult,
+  type EnqueueThroughRequest,
   type Instant,
+  type JobState,
   type NewJob,
+  type NormalizedNewJob,
+  DEPENDENCY_MODE_CODES,
+  JOB_STATE_CODES,
   boundRejection,
   jobStateFromCode,
   refusedEnqueue,
   unknownParentRejection,
   validateNewJob,
 } from "@belay/contract";
-import type { Io } from "../io.js";
-import type { IoContext } from "../transaction.js";
-import { findJob, initialStateOf, insertJob } from "./jobs.js";
+import { type Io, exec, row } from "../io.js";
+import { S, type Tables } from "../tables.js";
+import { type IoContext, noteDue } from "../transaction.js";
+import { initialStateOf } from "./children.js";
+import { INSERT_TRANSITION, findJob, recorded } from "./jobs.js";
+import { insertTags } from "./tags.js";
+
+// Written as `Io`, so the same statements run on the store's own connection and inside a
+// caller's transaction (`caller-transaction.ts`).
+
+const INSERT_JOB = (t: Tables) => `INSERT INTO ${t.jobs} (id, job_name, queue, state, due_at, enqueued_at,
+  terminal_at, terminal_cause, dependency_mode, parents_remaining, transition_count, trace_context, schedule_id, workflow_id)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`;
+
+const INSERT_PAYLOAD = (t: Tables) => `INSERT INTO ${t.payloads} (job_seq, payload) VALUES (?, ?)`;
+
+const INSERT_EDGE = (t: Tables) => `INSERT INTO ${t.edges} (child_seq, ordinal, parent_id, parent_seq) VALUES (?, ?, ?, ?)`;
+
+const MARK_PARENT = (t: Tables) => `UPDATE ${t.jobs} SET has_children = 1 WHERE seq = ? AND has_children = 0`;
 
 /**
  * Checks a whole enqueue call before anything is written: each job's own fields, then whether its
@@ -46,8 +67,8 @@ function* planOne(ctx: IoContext, raw: NewJob, earlier: Set<string>): Io<Enqueue
  * See `JobStore.enqueue`. Per job, in input order: created, duplicate (the existing job's state),
  * or — when any job is rejected — nothing written at all.
  */
-export function* enqueue(ctx: IoContext, jobs: readonly NewJob[], now: Instant): Io<EnqueueResult[]> {
-  const planned = yield* plan(ctx, jobs);
+export function* enqueue(ctx: IoContext, request: EnqueueThroughRequest): Io<EnqueueResult[]> {
+  const planned = yield* plan(ctx, request.jobs);
   if (planned.some((p) => p.kind === "rejected")) return refusedEnqueue(planned);
   const results: EnqueueResult[] = [];
   for (const [i, p] of planned.entries()) {
@@ -57,9 +78,52 @@ export function* enqueue(ctx: IoContext, jobs: readonly NewJob[], now: Instant):
       continue;
     }
     const initial = yield* initialStateOf(p.job);
-    const seq = yield* insertJob(ctx, p.job, initial, now, { scheduleId: null, workflowId: null });
+    const seq = yield* insertJob(ctx, p.job, initial, request.now, { scheduleId: null, workflowId: null });
     results.push({ id: p.job.id, status: "created", state: initial.state, seq });
     yield `job ${i} inserted`;
   }
   return results;
+}
+
+/**
+ * Inserts a new job in its initial state with its payload, tags, edges and first transition, and
+ * notes a hint when it is due now. Returns its seq.
+ */
+export function* insertJob(
+  ctx: IoContext,
+  job: NormalizedNewJob,
+  initial: { state: JobState; parentsRemaining: number; terminalCause: string | null; parentSeqs: readonly number[] },
+  now: Instant,
+  origin: { scheduleId: string | null; workflowId: string | null },
+): Io<number> {
+  const state = JOB_STATE_CODES[initial.state];
+  const terminal = state >= S.succeeded;
+  const inserted = yield* row<{ seq: number | bigint }>(
+    INSERT_JOB,
+    job.id,
+    job.jobName,
+    job.queue,
+    state,
+    job.dueAt,
+    now,
+    terminal ? now : null,
+    terminal ? initial.terminalCause : null,
+    DEPENDENCY_MODE_CODES[job.dependencyMode],
+    initial.parentsRemaining,
+    recorded(ctx),
+    job.traceContext,
+    origin.scheduleId,
+    origin.workflowId,
+  );
+  const seq = Number(inserted!.seq);
+  yield* exec(INSERT_PAYLOAD, seq, job.payload);
+  yield* insertTags(seq, 0, job.tags);
+  for (const [i, parentId] of job.parentIds.entries()) {
+    const parentSeq = initial.parentSeqs[i]!;
+    yield* exec(INSERT_EDGE, seq, i, parentId, parentSeq);
+    yield* exec(MARK_PARENT, parentSeq);
+  }
+  if (ctx.history !== "off") yield* exec(INSERT_TRANSITION, seq, 1, now, state, 0, null);
+  if (state === S.scheduled) noteDue(ctx, job.queue, job.dueAt, now);
+  return seq;
 }

@@ -1,9 +1,35 @@
-import { type ExpireLeasesRequest, type ExpiredLease, clampToBound, jobStateFromCode, retryDelayMs } from "@belay/contract";
+import {
+  type ExpireLeasesRequest,
+  type ExpireLeasesResult,
+  type ExpiredLease,
+  type HeartbeatRequest,
+  type HeartbeatResult,
+  type ReleaseRequest,
+  type ReleaseResult,
+  clampToBound,
+  jobStateFromCode,
+  leaseExpiryDisposition,
+} from "@belay/contract";
 import { S, type Tables } from "../tables.js";
-import type { OpContext, Steps } from "../transaction.js";
-import { type MovedJob, moveToScheduled, moveToTerminal, resolveChildren } from "./jobs.js";
+import { type OpContext, type Steps, noteDue } from "../transaction.js";
+import { resolveChildren } from "./children.js";
+import { type MovedJob, moveToScheduled, moveToTerminal, recordTransition, recorded } from "./jobs.js";
 
-const EXPIRED_COLUMNS = "seq, lease_expires_at, attempt, releases, cancel_requested_by";
+// Heartbeats and releases are each one compare-and-set statement: the fence (owner, attempt,
+// live lease) is in the WHERE clause, so check and write cannot be separated.
+
+const RENEW = (t: Tables) => `UPDATE ${t.jobs} SET lease_expires_at = ?
+  WHERE id = ? AND state = ${S.leased} AND lease_owner = ? AND attempt = ? AND lease_expires_at > ?
+  RETURNING cancel_requested_by IS NOT NULL AS cancel_requested`;
+
+/** Back to scheduled, due now, the attempt not counted. */
+const RELEASE = (t: Tables) => `UPDATE ${t.jobs} SET state = ${S.scheduled}, due_at = ?, releases = releases + 1,
+  lease_owner = NULL, lease_expires_at = NULL, cancel_requested_by = NULL, transition_count = transition_count + ?
+  WHERE id = ? AND state = ${S.leased} AND lease_owner = ? AND attempt = ? AND lease_expires_at > ?
+  RETURNING seq, id, queue, state, attempt, transition_count, has_children`;
+
+// Named as `leaseExpiryDisposition` reads them, so a row is its own argument.
+const EXPIRED_COLUMNS = `seq, lease_expires_at, attempt, releases, cancel_requested_by AS "cancelRequestedBy"`;
 
 /** The oldest expired leases of one queue, from the partial index of leases per queue. */
 const EXPIRED_IN_QUEUE = (t: Tables) => `SELECT ${EXPIRED_COLUMNS} FROM ${t.jobs}
@@ -18,11 +44,46 @@ interface ExpiredRow {
   lease_expires_at: number;
   attempt: number;
   releases: number;
-  cancel_requested_by: string | null;
+  cancelRequestedBy: string | null;
 }
 
-/** See `JobStore.expireLeases`; the request is already validated. */
-export function* expireLeases(ctx: OpContext, request: ExpireLeasesRequest): Steps<ExpiredLease[]> {
+/** See `JobStore.heartbeat`. */
+export function* heartbeat(ctx: OpContext, request: HeartbeatRequest): Steps<HeartbeatResult[]> {
+  const { workerId, leaseMs, now } = request;
+  const leaseExpiresAt = now + leaseMs;
+  const results: HeartbeatResult[] = [];
+  for (const { jobId, attempt } of request.leases) {
+    const renewed = ctx.q.get(RENEW).get(leaseExpiresAt, jobId, workerId, attempt, now) as { cancel_requested: number } | undefined;
+    if (renewed === undefined) {
+      results.push({ jobId, status: "lost" });
+      continue;
+    }
+    results.push({ jobId, status: "renewed", leaseExpiresAt, cancelRequested: renewed.cancel_requested === 1 });
+    yield `lease of ${jobId} renewed`;
+  }
+  return results;
+}
+
+/** See `JobStore.release`. */
+export function* release(ctx: OpContext, request: ReleaseRequest): Steps<ReleaseResult[]> {
+  const { workerId, now } = request;
+  const results: ReleaseResult[] = [];
+  for (const { jobId, attempt } of request.leases) {
+    const moved = ctx.q.get(RELEASE).get(now, recorded(ctx), jobId, workerId, attempt, now) as MovedJob | undefined;
+    if (moved === undefined) {
+      results.push({ jobId, status: "stale" });
+      continue;
+    }
+    recordTransition(ctx, moved, now);
+    noteDue(ctx, moved.queue, now, now);
+    results.push({ jobId, status: "released" });
+    yield `job ${jobId} released`;
+  }
+  return results;
+}
+
+/** See `JobStore.expireLeases`: each expired lease disposed of by the contract's `leaseExpiryDisposition`. */
+export function* expireLeases(ctx: OpContext, request: ExpireLeasesRequest): Steps<ExpireLeasesResult> {
   const { now, retry } = request;
   const max = clampToBound(request.max, ctx.bounds.claimBatch);
   let candidates: ExpiredRow[];
@@ -37,21 +98,17 @@ export function* expireLeases(ctx: OpContext, request: ExpireLeasesRequest): Ste
   const expired: ExpiredLease[] = [];
   const terminal: MovedJob[] = [];
   for (const row of candidates) {
-    const counted = row.attempt - row.releases;
+    const next = leaseExpiryDisposition(row, retry, now);
     let moved: MovedJob;
-    if (row.cancel_requested_by !== null) {
-      moved = moveToTerminal(ctx, row.seq, "cancelled", `cancelled by ${row.cancel_requested_by} (lease expired)`, now);
-      terminal.push(moved);
-    } else if (counted >= retry.maxAttempts) {
-      moved = moveToTerminal(ctx, row.seq, "deadLettered", `lease expired at attempt ceiling ${retry.maxAttempts}`, now);
-      terminal.push(moved);
+    if (next.state === "scheduled") {
+      moved = moveToScheduled(ctx, row.seq, { dueAt: next.dueAt, attempt: row.attempt, releases: row.releases }, now);
     } else {
-      const dueAt = now + retryDelayMs(retry, counted);
-      moved = moveToScheduled(ctx, row.seq, { dueAt, attempt: row.attempt, releases: row.releases }, now);
+      moved = moveToTerminal(ctx, row.seq, next.state, next.terminalCause, now);
+      terminal.push(moved);
     }
     expired.push({ jobId: moved.id, state: jobStateFromCode(moved.state) });
     yield `lease of ${moved.id} expired`;
   }
   resolveChildren(ctx, terminal, now);
-  return expired;
+  return { expired };
 }

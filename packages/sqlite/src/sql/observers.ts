@@ -14,9 +14,8 @@ import {
   clampToBound,
   jobStateFromCode,
 } from "@belay/contract";
-import type { Statements } from "../connection.js";
 import type { Tables } from "../tables.js";
-import type { OpContext, Steps } from "../transaction.js";
+import type { OpContext, ReadContext, Steps } from "../transaction.js";
 
 // Observers walk the transition log in position order. Positions are assigned under the file's
 // single write lock, so position order is commit order: a transition can never commit "behind"
@@ -119,7 +118,7 @@ function subscribed(subscription: ObserverSubscription, row: { state: number; jo
   return true;
 }
 
-/** See `JobStore.registerObserver`; the request is already validated. */
+/** See `JobStore.registerObserver`. */
 export function* registerObserver(ctx: OpContext, request: RegisterObserverRequest): Steps<RegisterObserverResult> {
   const { subscription } = request;
   const existing = ctx.q.get(OBSERVER).get(subscription.observerId) as ObserverRow | undefined;
@@ -134,7 +133,8 @@ export function* registerObserver(ctx: OpContext, request: RegisterObserverReque
 }
 
 /** See `JobStore.removeObserver`: the observer goes with its deliveries and dead letters. */
-export function* removeObserver(ctx: OpContext, observerId: string): Steps<{ status: "removed" | "notFound" }> {
+export function* removeObserver(ctx: OpContext, request: { readonly observerId: string }): Steps<{ status: "removed" | "notFound" }> {
+  const { observerId } = request;
   if (ctx.q.get(DELETE_OBSERVER).get(observerId) === undefined) return { status: "notFound" };
   ctx.q.get(DELETE_DELIVERIES).run(observerId);
   ctx.q.get(DELETE_DEAD_LETTERS).run(observerId);
@@ -250,7 +250,8 @@ export function* reportObserverDeliveries(
   return { status: "applied", cursor: advanceCursor(ctx, observer) };
 }
 
-function toStatus(q: Statements, observer: ObserverRow): ObserverStatus {
+function toStatus(ctx: ReadContext, observer: ObserverRow): ObserverStatus {
+  const { q } = ctx;
   const params = subscriptionParams(observer, observer.cursor);
   const { n: pending } = q.get(PENDING_COUNT).get(params) as { n: number };
   const oldest = pending === 0 ? undefined : (q.get(OLDEST_PENDING).get(params) as { at: Instant } | undefined);
@@ -267,19 +268,19 @@ function toStatus(q: Statements, observer: ObserverRow): ObserverStatus {
 }
 
 /** See `JobStore.getObserver`; call inside one snapshot. */
-export function getObserver(q: Statements, observerId: string): ObserverStatus | null {
-  const row = q.get(OBSERVER).get(observerId) as ObserverRow | undefined;
-  return row === undefined ? null : toStatus(q, row);
+export function getObserver(ctx: ReadContext, observerId: string): ObserverStatus | null {
+  const row = ctx.q.get(OBSERVER).get(observerId) as ObserverRow | undefined;
+  return row === undefined ? null : toStatus(ctx, row);
 }
 
 /** See `JobStore.listObservers`: by id; call inside one snapshot. */
-export function listObservers(q: Statements): ObserverStatus[] {
-  return (q.get(LIST_OBSERVERS).all() as ObserverRow[]).map((row) => toStatus(q, row));
+export function listObservers(ctx: ReadContext): ObserverStatus[] {
+  return (ctx.q.get(LIST_OBSERVERS).all() as ObserverRow[]).map((row) => toStatus(ctx, row));
 }
 
 /** See `JobStore.listObserverDeadLetters`: in the order they were recorded. */
-export function listObserverDeadLetters(q: Statements, observerId: string): ObserverDeadLetter[] {
-  const rows = q.get(LIST_DEAD_LETTERS).all(observerId) as {
+export function listObserverDeadLetters(ctx: ReadContext, observerId: string): ObserverDeadLetter[] {
+  const rows = ctx.q.get(LIST_DEAD_LETTERS).all(observerId) as {
     observer_id: string;
     position: number;
     job_id: string;

@@ -2,15 +2,21 @@ import {
   type AuditRecord,
   type CancelResult,
   type JobActionRequest,
+  type QueueActionRequest,
+  type QueueActionResult,
   type QueueSettings,
   type RequeueResult,
+  type SetConcurrencyLimitRequest,
   jobStateFromCode,
+  terminalCauseText,
 } from "@belay/contract";
-import type { Statements } from "../connection.js";
 import { S, type Tables } from "../tables.js";
-import type { OpContext, Steps } from "../transaction.js";
+import type { OpContext, ReadContext, Steps } from "../transaction.js";
 import { appendAudit } from "./audit.js";
-import { moveToScheduled, moveToTerminal, resolveChildren } from "./jobs.js";
+import { regateChildren, resolveChildren } from "./children.js";
+import { moveToScheduled, moveToTerminal } from "./jobs.js";
+
+// Every operator action appends its audit record in the same transaction as its effect.
 
 const JOB_FOR_ACTION = (t: Tables) => `SELECT seq, state FROM ${t.jobs} WHERE id = ?`;
 
@@ -36,7 +42,7 @@ export function* cancelJob(ctx: OpContext, request: JobActionRequest): Steps<Can
     ctx.q.get(REQUEST_CANCEL).run(actor, job.seq);
     result = { status: "cancelRequested" };
   } else {
-    const moved = moveToTerminal(ctx, job.seq, "cancelled", `cancelled by ${actor}`, now);
+    const moved = moveToTerminal(ctx, job.seq, "cancelled", terminalCauseText("cancelledBy", { actor }), now);
     yield "job cancelled";
     resolveChildren(ctx, [moved], now);
     result = { status: "cancelled" };
@@ -45,9 +51,6 @@ export function* cancelJob(ctx: OpContext, request: JobActionRequest): Steps<Can
   appendAudit(ctx, { actor, action: "cancel", targetKind: "job", target: jobId, detail: result.status, at: now });
   return result;
 }
-
-const REGATE_CHILDREN = (t: Tables) => `UPDATE ${t.jobs} SET parents_remaining = parents_remaining + 1
-  WHERE state = ${S.awaitingParents} AND seq IN (SELECT child_seq FROM ${t.edges} WHERE parent_seq = ?)`;
 
 /** See `JobStore.requeueJob`. */
 export function* requeueJob(ctx: OpContext, request: JobActionRequest): Steps<RequeueResult> {
@@ -59,29 +62,45 @@ export function* requeueJob(ctx: OpContext, request: JobActionRequest): Steps<Re
   }
   moveToScheduled(ctx, job.seq, { dueAt: now, attempt: 0, releases: 0 }, now);
   yield "job requeued";
-  // Live again: children still waiting for their parents wait for it again (one latch per gating).
-  ctx.q.get(REGATE_CHILDREN).run(job.seq);
+  regateChildren(ctx, job.seq);
   appendAudit(ctx, { actor, action: "requeue", targetKind: "job", target: jobId, detail: null, at: now });
   return { status: "requeued" };
 }
 
 /** Writes one setting of a queue (its row created on first use), audited in the same transaction. */
-export function* changeQueue(
+function* changeQueue(
   ctx: OpContext,
-  queue: string,
+  request: QueueActionRequest,
   change: { paused: boolean } | { concurrencyLimit: number | null },
-  audit: Pick<AuditRecord, "actor" | "action" | "detail" | "at">,
-): Steps<{ status: "applied" }> {
+  audit: Pick<AuditRecord, "action" | "detail">,
+): Steps<QueueActionResult> {
+  const { queue, actor, now } = request;
   if ("paused" in change) ctx.q.get(PAUSE).run(queue, change.paused ? 1 : 0);
   else ctx.q.get(LIMIT).run(queue, change.concurrencyLimit);
   yield "queue settings written";
-  appendAudit(ctx, { ...audit, targetKind: "queue", target: queue });
+  appendAudit(ctx, { ...audit, actor, targetKind: "queue", target: queue, at: now });
   return { status: "applied" };
 }
 
+/** See `JobStore.pauseQueue`. */
+export function pauseQueue(ctx: OpContext, request: QueueActionRequest): Steps<QueueActionResult> {
+  return changeQueue(ctx, request, { paused: true }, { action: "pauseQueue", detail: "paused" });
+}
+
+/** See `JobStore.resumeQueue`. */
+export function resumeQueue(ctx: OpContext, request: QueueActionRequest): Steps<QueueActionResult> {
+  return changeQueue(ctx, request, { paused: false }, { action: "resumeQueue", detail: "resumed" });
+}
+
+/** See `JobStore.setConcurrencyLimit`; `null` removes the limit. */
+export function setConcurrencyLimit(ctx: OpContext, request: SetConcurrencyLimitRequest): Steps<QueueActionResult> {
+  const detail = request.limit === null ? "limit=none" : `limit=${request.limit}`;
+  return changeQueue(ctx, request, { concurrencyLimit: request.limit }, { action: "setConcurrencyLimit", detail });
+}
+
 /** See `JobStore.listQueueSettings`: by queue name, by code point. */
-export function listQueueSettings(q: Statements): QueueSettings[] {
-  return (q.get(LIST_QUEUES).all() as { queue: string; paused: number; concurrency_limit: number | null }[]).map((row) => ({
+export function listQueueSettings(ctx: ReadContext): QueueSettings[] {
+  return (ctx.q.get(LIST_QUEUES).all() as { queue: string; paused: number; concurrency_limit: number | null }[]).map((row) => ({
     queue: row.queue,
     paused: row.paused === 1,
     concurrencyLimit: row.concurrency_limit,

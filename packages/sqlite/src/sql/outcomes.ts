@@ -3,39 +3,43 @@ import {
   type JobState,
   type OutcomeReport,
   type OutcomeResult,
+  type ReportOutcomesRequest,
   type Tag,
   boundRejection,
-  isInstant,
   normalizeTags,
+  outcomeDisposition,
   utf8ByteLength,
 } from "@belay/contract";
 import { runNow } from "../io.js";
 import { S, type Tables } from "../tables.js";
 import type { OpContext, Steps } from "../transaction.js";
-import { type MovedJob, insertTags, moveToScheduled, moveToTerminal, resolveChildren, tagsOf } from "./jobs.js";
+import { resolveChildren } from "./children.js";
+import { type MovedJob, moveToScheduled, moveToTerminal } from "./jobs.js";
+import { insertTags, tagsOf } from "./tags.js";
 
-const LEASE_OF = (t: Tables) => `SELECT seq, state, attempt, releases, lease_owner, lease_expires_at, cancel_requested_by
-  FROM ${t.jobs} WHERE id = ?`;
+// Named as `outcomeDisposition` reads them, so a row is its own argument.
+const LEASE_OF = (t: Tables) => `SELECT seq, state, attempt, releases, lease_owner, lease_expires_at,
+  cancel_requested_by AS "cancelRequestedBy" FROM ${t.jobs} WHERE id = ?`;
 
 const STORE_OUTPUT = (t: Tables) => `INSERT INTO ${t.outputs} (job_seq, output) VALUES (?, ?)
   ON CONFLICT (job_seq) DO UPDATE SET output = excluded.output`;
 
 /** The fenced job as the report's checks need it. */
-export interface LeaseRow {
+interface LeaseRow {
   readonly seq: number;
   readonly state: number;
   readonly attempt: number;
   readonly releases: number;
   readonly lease_owner: string | null;
   readonly lease_expires_at: number | null;
-  readonly cancel_requested_by: string | null;
+  readonly cancelRequestedBy: string | null;
 }
 
 /**
  * The job `jobId` if `workerId` holds its lease at `attempt` and the lease is alive at `now`.
  * Read under the write lock, so nothing can change between this check and the write after it.
  */
-export function heldLease(ctx: OpContext, jobId: string, workerId: string, attempt: number, now: Instant): LeaseRow | null {
+function heldLease(ctx: OpContext, jobId: string, workerId: string, attempt: number, now: Instant): LeaseRow | null {
   const row = ctx.q.get(LEASE_OF).get(jobId) as LeaseRow | undefined;
   if (
     row === undefined ||
@@ -50,7 +54,10 @@ export function heldLease(ctx: OpContext, jobId: string, workerId: string, attem
   return row;
 }
 
-/** Checks one report's own bounds; the refusal, or the tags it adds that the job lacks. */
+/**
+ * Checks what needs the store's bounds or the job's tags (the front checked the report's shape):
+ * the refusal, or the tags it adds that the job lacks.
+ */
 function check(ctx: OpContext, report: OutcomeReport, row: LeaseRow): { refused: OutcomeResult } | { fresh: Tag[]; existing: number } {
   const { jobId, outcome } = report;
   const reject = (rejection: Extract<OutcomeResult, { status: "rejected" }>["rejection"]) => ({
@@ -62,9 +69,6 @@ function check(ctx: OpContext, report: OutcomeReport, row: LeaseRow): { refused:
       return reject(boundRejection("BELAY_OUTPUT_TOO_LARGE", "output", ctx.bounds.outputBytes, bytes));
     }
   }
-  if (outcome.type === "failed" && outcome.retryAt !== null && !isInstant(outcome.retryAt)) {
-    return reject({ code: "BELAY_INVALID_INPUT", field: "outcome.retryAt", message: "must be an instant or null" });
-  }
   const tags = normalizeTags(report.addTags ?? [], "addTags", ctx.bounds);
   if (!tags.ok) return reject(tags.rejection);
   if (tags.tags.length === 0) return { fresh: [], existing: 0 };
@@ -75,46 +79,28 @@ function check(ctx: OpContext, report: OutcomeReport, row: LeaseRow): { refused:
   return { fresh, existing: current.length };
 }
 
-/** Applies one checked outcome; returns the job as it now stands. */
-function apply(ctx: OpContext, report: OutcomeReport, row: LeaseRow, now: Instant): MovedJob {
+/** Applies one checked outcome by the contract's `outcomeDisposition`; returns the job as it now stands. */
+function apply(ctx: OpContext, report: OutcomeReport, row: LeaseRow, now: Instant): { moved: MovedJob; state: JobState } {
   const { outcome } = report;
-  const cancelCause = row.cancel_requested_by !== null ? `cancelled by ${row.cancel_requested_by}` : null;
-  switch (outcome.type) {
-    case "succeeded": {
-      const moved = moveToTerminal(ctx, row.seq, "succeeded", "succeeded", now);
-      if (outcome.output != null) ctx.q.get(STORE_OUTPUT).run(row.seq, outcome.output);
-      return moved;
-    }
-    case "failed": {
-      const detail = outcome.failureDetail ?? null;
-      if (outcome.retryAt === null) {
-        return moveToTerminal(ctx, row.seq, "deadLettered", `failed at attempt ${row.attempt - row.releases}`, now, detail);
-      }
-      if (cancelCause !== null) return moveToTerminal(ctx, row.seq, "cancelled", cancelCause, now, detail);
-      return moveToScheduled(ctx, row.seq, { dueAt: outcome.retryAt, attempt: row.attempt, releases: row.releases }, now, detail);
-    }
-    case "cancelled":
-      return moveToTerminal(ctx, row.seq, "cancelled", cancelCause ?? "cancelled by handler", now);
-    case "unroutable":
-      return moveToTerminal(ctx, row.seq, "quarantined", `unroutable: ${outcome.reason}`, now);
+  const next = outcomeDisposition(row, outcome);
+  const detail = outcome.type === "failed" ? (outcome.failureDetail ?? null) : null;
+  if (next.state === "scheduled") {
+    const fields = { dueAt: next.dueAt, attempt: row.attempt, releases: row.releases };
+    return { moved: moveToScheduled(ctx, row.seq, fields, now, detail), state: next.state };
   }
+  const moved = moveToTerminal(ctx, row.seq, next.state, next.terminalCause, now, detail);
+  if (outcome.type === "succeeded" && outcome.output != null) ctx.q.get(STORE_OUTPUT).run(row.seq, outcome.output);
+  return { moved, state: next.state };
 }
-
-const STATE_NAMES: Record<number, JobState> = {
-  [S.scheduled]: "scheduled",
-  [S.succeeded]: "succeeded",
-  [S.cancelled]: "cancelled",
-  [S.deadLettered]: "deadLettered",
-  [S.quarantined]: "quarantined",
-};
 
 /**
  * See `JobStore.reportOutcomes`: every row fenced on its own, the batch one transaction; a
  * terminal outcome resolves its children's latches (cascading) in the same transaction.
  */
-export function* reportOutcomes(ctx: OpContext, reports: readonly OutcomeReport[], now: Instant): Steps<OutcomeResult[]> {
+export function* reportOutcomes(ctx: OpContext, request: ReportOutcomesRequest): Steps<OutcomeResult[]> {
+  const { now } = request;
   const results: OutcomeResult[] = [];
-  for (const report of reports) {
+  for (const report of request.reports) {
     const row = heldLease(ctx, report.jobId, report.workerId, report.attempt, now);
     if (row === null) {
       results.push({ jobId: report.jobId, status: "stale" });
@@ -126,13 +112,13 @@ export function* reportOutcomes(ctx: OpContext, reports: readonly OutcomeReport[
       continue;
     }
     runNow(ctx.q, insertTags(row.seq, checked.existing, checked.fresh));
-    const moved = apply(ctx, report, row, now);
+    const { moved, state } = apply(ctx, report, row, now);
     yield `outcome of ${report.jobId} applied`;
-    if (moved.state !== S.scheduled) {
+    if (state !== "scheduled") {
       resolveChildren(ctx, [moved], now);
       yield `children of ${report.jobId} resolved`;
     }
-    results.push({ jobId: report.jobId, status: "applied", state: STATE_NAMES[moved.state]! });
+    results.push({ jobId: report.jobId, status: "applied", state });
   }
   return results;
 }

@@ -1,8 +1,5 @@
 import {
-  type Bounds,
   type DependencyEdges,
-  type FacetRequest,
-  type FacetValue,
   type JobCount,
   type JobPage,
   type JobRecord,
@@ -13,9 +10,9 @@ import {
   encodeSeqCursor,
   jobStateFromCode,
 } from "@belay/contract";
-import type { Statements } from "../connection.js";
 import { S, type Tables } from "../tables.js";
-import { filterSql } from "./job-filter.js";
+import type { ReadContext } from "../transaction.js";
+import { filterSql } from "./filters.js";
 import { type SummaryRow, summaryColumns, toSummary } from "./jobs.js";
 
 const GET_JOB = (t: Tables) => `SELECT ${summaryColumns(t)},
@@ -40,19 +37,19 @@ const CHILDREN = (t: Tables) => `SELECT c.id AS job_id, c.state FROM ${t.edges} 
   WHERE e.parent_seq = ? ORDER BY c.seq`;
 
 /** See `JobStore.getJob`: one statement, so one snapshot. */
-export function getJob(q: Statements, jobId: string): JobRecord | null {
-  const row = q.get(GET_JOB).get(jobId) as (SummaryRow & { payload: string }) | undefined;
+export function getJob(ctx: ReadContext, jobId: string): JobRecord | null {
+  const row = ctx.q.get(GET_JOB).get(jobId) as (SummaryRow & { payload: string }) | undefined;
   return row === undefined ? null : { ...toSummary(row), payload: row.payload };
 }
 
 /** See `JobStore.getJobOutput`. */
-export function getJobOutput(q: Statements, jobId: string): string | null {
-  return (q.get(GET_OUTPUT).get(jobId) as { output: string } | undefined)?.output ?? null;
+export function getJobOutput(ctx: ReadContext, jobId: string): string | null {
+  return (ctx.q.get(GET_OUTPUT).get(jobId) as { output: string } | undefined)?.output ?? null;
 }
 
 /** See `JobStore.getJobHistory`: oldest first. */
-export function getJobHistory(q: Statements, jobId: string): TransitionRecord[] {
-  const rows = q.get(GET_HISTORY).all(jobId) as {
+export function getJobHistory(ctx: ReadContext, jobId: string): TransitionRecord[] {
+  const rows = ctx.q.get(GET_HISTORY).all(jobId) as {
     position: number;
     ordinal: number;
     at: number;
@@ -72,14 +69,15 @@ export function getJobHistory(q: Statements, jobId: string): TransitionRecord[] 
 }
 
 /** See `JobStore.listJobs`: keyset paging over `seq` in either direction; the request is already validated. */
-export function listJobs(q: Statements, bounds: Readonly<Bounds>, request: ListJobsRequest): JobPage {
-  const limit = clampToBound(request.limit ?? bounds.monitorPage, bounds.monitorPage);
+export function listJobs(ctx: ReadContext, request: ListJobsRequest): JobPage {
+  const { monitorPage } = ctx.bounds;
+  const limit = clampToBound(request.limit ?? monitorPage, monitorPage);
   const descending = request.order === "newestFirst";
   const after = request.after === undefined ? undefined : decodeSeqCursor(request.after);
-  const filter = filterSql(q.t.tags, request);
+  const filter = filterSql(ctx.q.t.tags, request);
   const conditions = [...filter.conditions];
   if (after !== undefined) conditions.push(descending ? "j.seq < ?" : "j.seq > ?");
-  const rows = q
+  const rows = ctx.q
     .shaped(
       `list:${filter.shape}:${after !== undefined}:${descending}`,
       (t) => `SELECT ${summaryColumns(t)} FROM ${t.jobs} j
@@ -93,8 +91,8 @@ export function listJobs(q: Statements, bounds: Readonly<Bounds>, request: ListJ
 }
 
 /** See `JobStore.countJobs`. */
-export function countJobs(q: Statements): JobCount[] {
-  return (q.get(COUNT_JOBS).all() as { queue: string; state: number; count: number }[]).map((row) => ({
+export function countJobs(ctx: ReadContext): JobCount[] {
+  return (ctx.q.get(COUNT_JOBS).all() as { queue: string; state: number; count: number }[]).map((row) => ({
     queue: row.queue,
     state: jobStateFromCode(row.state),
     count: row.count,
@@ -102,35 +100,17 @@ export function countJobs(q: Statements): JobCount[] {
 }
 
 /** See `JobStore.getDependencies`; call inside one snapshot. */
-export function getDependencies(q: Statements, jobId: string): DependencyEdges | null {
-  const job = q.get(SEQ_OF).get(jobId) as { seq: number } | undefined;
+export function getDependencies(ctx: ReadContext, jobId: string): DependencyEdges | null {
+  const job = ctx.q.get(SEQ_OF).get(jobId) as { seq: number } | undefined;
   if (job === undefined) return null;
-  const parents = (q.get(PARENTS).all(job.seq) as { job_id: string; state: number }[]).map((row) => ({
+  const parents = (ctx.q.get(PARENTS).all(job.seq) as { job_id: string; state: number }[]).map((row) => ({
     jobId: row.job_id,
     state: jobStateFromCode(row.state),
     gating: row.state < S.succeeded,
   }));
-  const children = (q.get(CHILDREN).all(job.seq) as { job_id: string; state: number }[]).map((row) => ({
+  const children = (ctx.q.get(CHILDREN).all(job.seq) as { job_id: string; state: number }[]).map((row) => ({
     jobId: row.job_id,
     state: jobStateFromCode(row.state),
   }));
   return { parents, children };
-}
-
-/**
- * See `JobStore.facetTags`: distinct jobs per value (a job carries a tag at most once), count
- * descending, then value by code point (SQLite's binary collation compares UTF-8 bytes).
- */
-export function facetTags(q: Statements, request: FacetRequest): FacetValue[] {
-  const filter = filterSql(q.t.tags, request.scope ?? {});
-  const conditions = ["f.key = ?", ...filter.conditions];
-  const limited = request.max !== undefined;
-  const rows = q
-    .shaped(
-      `facet:${filter.shape}:${limited}`,
-      (t) => `SELECT f.value, count(*) AS count FROM ${t.tags} f JOIN ${t.jobs} j ON j.seq = f.job_seq
-        WHERE ${conditions.join(" AND ")} GROUP BY f.value ORDER BY count DESC, f.value ${limited ? "LIMIT ?" : ""}`,
-    )
-    .all(request.key, ...filter.params, ...(limited ? [Math.floor(request.max!)] : [])) as FacetValue[];
-  return rows.map((row) => ({ value: row.value, count: row.count }));
 }

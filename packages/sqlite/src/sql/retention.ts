@@ -1,4 +1,4 @@
-import { type PurgeTerminalRequest, clampToBound } from "@belay/contract";
+import { type PurgeTerminalRequest, type PurgeTerminalResult, clampToBound } from "@belay/contract";
 import { S, type Tables } from "../tables.js";
 import type { OpContext, Steps } from "../transaction.js";
 
@@ -45,7 +45,7 @@ interface Candidate {
  * by the drain instant; the workflow row goes with its last member. Victims are chosen before
  * anything is deleted, so the drain instant of a workflow is read whole.
  */
-export function* purgeTerminal(ctx: OpContext, request: PurgeTerminalRequest): Steps<number> {
+export function* purgeTerminal(ctx: OpContext, request: PurgeTerminalRequest): Steps<PurgeTerminalResult> {
   const max = clampToBound(request.max, ctx.bounds.purgeBatch);
   const scan = ctx.q.get(request.retentionClass === "succeededOrCancelled" ? DONE : FAILED);
   const clocks = new Map<string, number | null>();
@@ -80,5 +80,5 @@ export function* purgeTerminal(ctx: OpContext, request: PurgeTerminalRequest): S
       ctx.q.get(DELETE_WORKFLOW).run(row.workflow_id);
     }
   }
-  return victims.length;
+  return { purged: victims.length };
 }

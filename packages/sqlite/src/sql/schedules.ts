@@ -1,25 +1,26 @@
 import {
   type CatchUpPolicy,
   type Instant,
-  type MintDecision,
+  type MintDueRequest,
   type MintResult,
   type NormalizedNewJob,
-  type ScheduleDefinition,
+  type RemoveScheduleResult,
   type ScheduleRecord,
   type ScheduleWithPayload,
   type Tag,
   type TriggerScheduleRequest,
   type TriggerScheduleResult,
+  type UpsertScheduleRequest,
   type UpsertScheduleResult,
   normalizeTags,
   scheduledJobId,
 } from "@belay/contract";
-import type { Statements } from "../connection.js";
 import { runNow } from "../io.js";
 import { S, type Tables } from "../tables.js";
-import type { OpContext, Steps } from "../transaction.js";
+import type { OpContext, ReadContext, Steps } from "../transaction.js";
 import { appendAudit } from "./audit.js";
-import { findJob, insertJob, parseTags } from "./jobs.js";
+import { insertJob } from "./enqueue.js";
+import { findJob, parseTags } from "./jobs.js";
 
 const CATCH_UP: readonly CatchUpPolicy[] = ["skip", "coalesce"];
 
@@ -83,8 +84,10 @@ function toScheduleRecord(row: ScheduleRow): ScheduleRecord {
 
 const tagsJson = (tags: readonly Tag[]) => JSON.stringify(tags.map((tag) => [tag.key, tag.value]));
 
-/** See `JobStore.upsertSchedule`; the definition is already validated. */
-export function* upsertSchedule(ctx: OpContext, definition: ScheduleDefinition, now: Instant): Steps<UpsertScheduleResult> {
+/** See `JobStore.upsertSchedule`. */
+export function* upsertSchedule(ctx: OpContext, request: UpsertScheduleRequest): Steps<UpsertScheduleResult> {
+  const { schedule: definition, now } = request;
+  // The front checked the tags; normalizing again only de-duplicates them for storage.
   const normalized = normalizeTags(definition.tags ?? [], "schedule.tags", ctx.bounds);
   const tags = tagsJson(normalized.ok ? normalized.tags : []);
   const fields = [
@@ -108,19 +111,19 @@ export function* upsertSchedule(ctx: OpContext, definition: ScheduleDefinition, 
 }
 
 /** See `JobStore.removeSchedule`. */
-export function* removeSchedule(ctx: OpContext, scheduleId: string): Steps<{ status: "removed" } | { status: "notFound" }> {
-  const removed = ctx.q.get(DELETE_SCHEDULE).get(scheduleId);
+export function* removeSchedule(ctx: OpContext, request: { readonly scheduleId: string }): Steps<RemoveScheduleResult> {
+  const removed = ctx.q.get(DELETE_SCHEDULE).get(request.scheduleId);
   return removed === undefined ? { status: "notFound" } : { status: "removed" };
 }
 
 /** See `JobStore.listSchedules`: ordered by id, by code point. */
-export function listSchedules(q: Statements): ScheduleRecord[] {
-  return (q.get(LIST_SCHEDULES).all() as ScheduleRow[]).map(toScheduleRecord);
+export function listSchedules(ctx: ReadContext): ScheduleRecord[] {
+  return (ctx.q.get(LIST_SCHEDULES).all() as ScheduleRow[]).map(toScheduleRecord);
 }
 
 /** See `JobStore.getSchedule`. */
-export function getSchedule(q: Statements, scheduleId: string): ScheduleWithPayload | null {
-  const row = q.get(GET_SCHEDULE).get(scheduleId) as (ScheduleRow & { payload: string }) | undefined;
+export function getSchedule(ctx: ReadContext, scheduleId: string): ScheduleWithPayload | null {
+  const row = ctx.q.get(GET_SCHEDULE).get(scheduleId) as (ScheduleRow & { payload: string }) | undefined;
   return row === undefined ? null : { ...toScheduleRecord(row), payload: row.payload };
 }
 
@@ -152,10 +155,11 @@ function mintOne(ctx: OpContext, scheduleId: string, source: MintSource, id: str
   return true;
 }
 
-/** See `JobStore.mintDue`; decisions are already validated. */
-export function* mintDue(ctx: OpContext, decisions: readonly MintDecision[], now: Instant): Steps<MintResult[]> {
+/** See `JobStore.mintDue`. */
+export function* mintDue(ctx: OpContext, request: MintDueRequest): Steps<MintResult[]> {
+  const { now } = request;
   const results: MintResult[] = [];
-  for (const decision of decisions) {
+  for (const decision of request.decisions) {
     const { scheduleId } = decision;
     const source = ctx.q.get(SCHEDULE_FOR_MINT).get(scheduleId) as MintSource | undefined;
     if (source === undefined) {

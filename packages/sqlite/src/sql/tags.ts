@@ -1,6 +1,8 @@
 import {
-  type Bounds,
+  type FacetRequest,
+  type FacetValue,
   type SuggestTagsRequest,
+  type Tag,
   type TagSuggestion,
   type TagSuggestionPage,
   clampToBound,
@@ -8,7 +10,51 @@ import {
   encodeSuggestCursor,
   foldAscii,
 } from "@belay/contract";
-import type { Statements } from "../connection.js";
+import { type Io, exec } from "../io.js";
+import type { Tables } from "../tables.js";
+import type { ReadContext } from "../transaction.js";
+import { filterSql } from "./filters.js";
+
+// A job's tags are rows of the tags table in the order they were added; the tag counts table
+// keeps one row per distinct (key, value) with its ASCII-folded text, what suggestions read.
+
+const INSERT_TAG = (t: Tables) => `INSERT INTO ${t.tags} (job_seq, ordinal, key, value) VALUES (?, ?, ?, ?)`;
+
+const COUNT_TAG = (t: Tables) => `INSERT INTO ${t.tagCounts} (key, value, key_fold, value_fold, jobs)
+  VALUES (?, ?, ?, ?, 1) ON CONFLICT (key, value) DO UPDATE SET jobs = jobs + 1`;
+
+const TAGS_OF = (t: Tables) => `SELECT key, value FROM ${t.tags} WHERE job_seq = ? ORDER BY ordinal`;
+
+/** Appends tags to a job (de-duplicated against it already), numbering them after `existing`. */
+export function* insertTags(seq: number, existing: number, tags: readonly Tag[]): Io<void> {
+  for (const [i, tag] of tags.entries()) {
+    yield* exec(INSERT_TAG, seq, existing + i + 1, tag.key, tag.value);
+    yield* exec(COUNT_TAG, tag.key, tag.value, foldAscii(tag.key), foldAscii(tag.value));
+  }
+}
+
+/** The tags a job carries, in order. */
+export function tagsOf(ctx: ReadContext, seq: number): Tag[] {
+  return ctx.q.get(TAGS_OF).all(seq) as Tag[];
+}
+
+/**
+ * See `JobStore.facetTags`: distinct jobs per value (a job carries a tag at most once), count
+ * descending, then value by code point (SQLite's binary collation compares UTF-8 bytes).
+ */
+export function facetTags(ctx: ReadContext, request: FacetRequest): FacetValue[] {
+  const filter = filterSql(ctx.q.t.tags, request.scope ?? {});
+  const conditions = ["f.key = ?", ...filter.conditions];
+  const limited = request.max !== undefined;
+  const rows = ctx.q
+    .shaped(
+      `facet:${filter.shape}:${limited}`,
+      (t) => `SELECT f.value, count(*) AS count FROM ${t.tags} f JOIN ${t.jobs} j ON j.seq = f.job_seq
+        WHERE ${conditions.join(" AND ")} GROUP BY f.value ORDER BY count DESC, f.value ${limited ? "LIMIT ?" : ""}`,
+    )
+    .all(request.key, ...filter.params, ...(limited ? [Math.floor(request.max!)] : [])) as FacetValue[];
+  return rows.map((row) => ({ value: row.value, count: row.count }));
+}
 
 /**
  * The smallest string greater than every string that starts with `prefix` (in code-point order),
@@ -36,7 +82,7 @@ type Stage = 0 | 1 | 2;
  * (binary collation: code-point order), after the cursor.
  */
 function stageRows(
-  q: Statements,
+  ctx: ReadContext,
   stage: Stage,
   key: string | undefined,
   range: { lower: string; upper: string | null },
@@ -56,7 +102,7 @@ function stageRows(
     const afterFold = foldAscii(after);
     params.push(afterFold, afterFold, after);
   }
-  const rows = q
+  const rows = ctx.q
     .shaped(
       `suggest:${stage}:${range.upper !== null}:${after !== null}`,
       (t) => `SELECT DISTINCT ${fold} AS fold, ${text} AS text FROM ${t.tagCounts}
@@ -67,8 +113,9 @@ function stageRows(
 }
 
 /** See `JobStore.suggestTags`: labels then keys (or one key's values), with a keyset cursor. */
-export function suggestTags(q: Statements, bounds: Readonly<Bounds>, request: SuggestTagsRequest): TagSuggestionPage {
-  const max = clampToBound(request.max ?? bounds.suggestWindow, bounds.suggestWindow);
+export function suggestTags(ctx: ReadContext, request: SuggestTagsRequest): TagSuggestionPage {
+  const { suggestWindow } = ctx.bounds;
+  const max = clampToBound(request.max ?? suggestWindow, suggestWindow);
   const lower = foldAscii(request.prefix);
   const range = { lower, upper: prefixUpperBound(lower) };
   const cursor = request.after === undefined ? undefined : decodeSuggestCursor(request.after);
@@ -87,7 +134,7 @@ export function suggestTags(q: Statements, bounds: Readonly<Bounds>, request: Su
     if (cursor && stage < cursor.stage) continue;
     const after = cursor && stage === cursor.stage ? cursor.text : null;
     // One row past what fits tells whether another page follows.
-    const texts = stageRows(q, stage, key, range, after, max - suggestions.length + 1);
+    const texts = stageRows(ctx, stage, key, range, after, max - suggestions.length + 1);
     for (const text of texts) {
       if (suggestions.length === max) {
         more = true;

@@ -1,7 +1,6 @@
 import {
-  type Bounds,
   type EnqueueWorkflowResult,
-  type Instant,
+  type EnqueueWorkflowThroughRequest,
   type JobState,
   type ListWorkflowsRequest,
   type NewWorkflow,
@@ -16,11 +15,12 @@ import {
   planWorkflowMembers,
   workflowStatus,
 } from "@belay/contract";
-import type { Statements } from "../connection.js";
 import { type Io, exec, row } from "../io.js";
 import type { Tables } from "../tables.js";
-import type { IoContext } from "../transaction.js";
-import { findJob, initialStateOf, insertJob } from "./jobs.js";
+import type { IoContext, ReadContext } from "../transaction.js";
+import { initialStateOf } from "./children.js";
+import { insertJob } from "./enqueue.js";
+import { findJob } from "./jobs.js";
 
 const WORKFLOW_EXISTS = (t: Tables) => `SELECT 1 FROM ${t.workflows} WHERE id = ?`;
 
@@ -54,7 +54,8 @@ function* plan(
 }
 
 /** See `JobStore.enqueueWorkflow`: the workflow row and every member in one transaction; results in input order. */
-export function* enqueueWorkflow(ctx: IoContext, workflow: NewWorkflow, now: Instant): Io<EnqueueWorkflowResult> {
+export function* enqueueWorkflow(ctx: IoContext, request: EnqueueWorkflowThroughRequest): Io<EnqueueWorkflowResult> {
+  const { workflow, now } = request;
   const planned = yield* plan(ctx, workflow);
   if (!planned.ok) return planned.result;
   yield* exec(INSERT_WORKFLOW, workflow.id, workflow.name, now);
@@ -76,10 +77,10 @@ interface WorkflowRow {
   created_at: number;
 }
 
-function toWorkflowRecord(q: Statements, row: WorkflowRow): WorkflowRecord {
+function toWorkflowRecord(ctx: ReadContext, row: WorkflowRow): WorkflowRecord {
   const counts: Partial<Record<JobState, number>> = {};
   let jobCount = 0;
-  for (const { state, count } of q.get(MEMBER_COUNTS).all(row.id) as { state: number; count: number }[]) {
+  for (const { state, count } of ctx.q.get(MEMBER_COUNTS).all(row.id) as { state: number; count: number }[]) {
     counts[jobStateFromCode(state)] = count;
     jobCount += count;
   }
@@ -87,17 +88,18 @@ function toWorkflowRecord(q: Statements, row: WorkflowRow): WorkflowRecord {
 }
 
 /** See `JobStore.getWorkflow`; call inside one snapshot. */
-export function getWorkflow(q: Statements, workflowId: string): WorkflowRecord | null {
-  const row = q.get(GET_WORKFLOW).get(workflowId) as WorkflowRow | undefined;
-  return row === undefined ? null : toWorkflowRecord(q, row);
+export function getWorkflow(ctx: ReadContext, workflowId: string): WorkflowRecord | null {
+  const row = ctx.q.get(GET_WORKFLOW).get(workflowId) as WorkflowRow | undefined;
+  return row === undefined ? null : toWorkflowRecord(ctx, row);
 }
 
 /** See `JobStore.listWorkflows`: oldest first; call inside one snapshot. */
-export function listWorkflows(q: Statements, bounds: Readonly<Bounds>, request: ListWorkflowsRequest): WorkflowPage {
-  const limit = clampToBound(request.limit ?? bounds.monitorPage, bounds.monitorPage);
+export function listWorkflows(ctx: ReadContext, request: ListWorkflowsRequest): WorkflowPage {
+  const { monitorPage } = ctx.bounds;
+  const limit = clampToBound(request.limit ?? monitorPage, monitorPage);
   const after = request.after === undefined ? 0 : decodeSeqCursor(request.after);
-  const rows = q.get(LIST_WORKFLOWS).all(after, limit + 1) as WorkflowRow[];
-  const workflows = rows.slice(0, limit).map((row) => toWorkflowRecord(q, row));
+  const rows = ctx.q.get(LIST_WORKFLOWS).all(after, limit + 1) as WorkflowRow[];
+  const workflows = rows.slice(0, limit).map((row) => toWorkflowRecord(ctx, row));
   const last = rows[limit - 1];
   return { workflows, nextCursor: rows.length > limit && last ? encodeSeqCursor(last.seq) : null };
 }

@@ -1,0 +1,499 @@
+import {
+  type AuditPage,
+  type Bounds,
+  type CancelResult,
+  type ClaimObserverDeliveriesRequest,
+  type ClaimObserverDeliveriesResult,
+  type ClaimRequest,
+  type ClaimResult,
+  type DependencyEdges,
+  type EnqueueRequest,
+  type EnqueueResult,
+  type EnqueueThroughRequest,
+  type EnqueueWorkflowRequest,
+  type EnqueueWorkflowResult,
+  type EnqueueWorkflowThroughRequest,
+  type EnqueuedThrough,
+  type ExpireLeasesRequest,
+  type ExpireLeasesResult,
+  type FacetRequest,
+  type FacetValue,
+  type HeartbeatRequest,
+  type HeartbeatResult,
+  type HintListener,
+  type JobActionRequest,
+  type JobCount,
+  type JobPage,
+  type JobRecord,
+  type JobStoreOperations,
+  type ListAuditRequest,
+  type ListJobsRequest,
+  type ListWorkflowsRequest,
+  type MigrateResult,
+  type MintDueRequest,
+  type MintResult,
+  type ObserverDeadLetter,
+  type ObserverStatus,
+  type OutcomeResult,
+  type PurgeTerminalRequest,
+  type PurgeTerminalResult,
+  type QueryExecutor,
+  type QueueActionRequest,
+  type QueueActionResult,
+  type QueueSettings,
+  type RegisterObserverRequest,
+  type RegisterObserverResult,
+  type ReleaseRequest,
+  type ReleaseResult,
+  type RemoveScheduleResult,
+  type ReportObserverDeliveriesRequest,
+  type ReportObserverDeliveriesResult,
+  type ReportOutcomesRequest,
+  type RequeueResult,
+  type ScheduleRecord,
+  type ScheduleWithPayload,
+  type SetConcurrencyLimitRequest,
+  type StepHook,
+  type StoreCapabilities,
+  type SuggestTagsRequest,
+  type TagSuggestionPage,
+  type TransitionRecord,
+  type TriggerScheduleRequest,
+  type TriggerScheduleResult,
+  type UpsertScheduleRequest,
+  type UpsertScheduleResult,
+  type WorkflowPage,
+  type WorkflowRecord,
+  InvalidTransactionError,
+  Mutex,
+  StoreClosedError,
+  resolveBounds,
+} from "@belay/contract";
+import { type CallerExecutor, callerConnection, checkCallerTransaction, connectionExecutor, runInCallerTransaction } from "./caller-transaction.js";
+import { type Connection, Statements, asStoreError, mainFileOf, openConnection } from "./connection.js";
+import { type Io, SqlTexts, onStatements } from "./io.js";
+import { assertSchema, migrate } from "./migrate.js";
+import { listAuditRecords } from "./sql/audit.js";
+import { claim } from "./sql/claim.js";
+import { enqueue } from "./sql/enqueue.js";
+import { expireLeases, heartbeat, release } from "./sql/leases.js";
+import * as observers from "./sql/observers.js";
+import * as operator from "./sql/operator.js";
+import { reportOutcomes } from "./sql/outcomes.js";
+import { countJobs, getDependencies, getJob, getJobHistory, getJobOutput, listJobs } from "./sql/reads.js";
+import { purgeTerminal } from "./sql/retention.js";
+import * as schedules from "./sql/schedules.js";
+import { facetTags, suggestTags } from "./sql/tags.js";
+import { enqueueWorkflow, getWorkflow, listWorkflows } from "./sql/workflows.js";
+import { type ResolvedSqliteStoreConfig, type SqliteStoreConfig, resolveSqliteStoreConfig } from "./sqlite-store-config.js";
+import { type Tables, tablesFor } from "./tables.js";
+import { type IoContext, type OpContext, type ReadContext, type Steps, TransactionRunner } from "./transaction.js";
+
+type Write<R, T> = (ctx: OpContext, request: R) => Steps<T>;
+type IoWrite<R, T> = (ctx: IoContext, request: R) => Io<T>;
+type Read<R, T> = (ctx: ReadContext, request: R) => T;
+
+const keepEnqueue = (results: readonly EnqueueResult[]): boolean => !results.some((r) => r.status === "rejected");
+const keepWorkflow = (result: EnqueueWorkflowResult): boolean => result.status === "created";
+
+/**
+ * The Storage Contract's operations on one SQLite connection, behind `SqliteStore`'s checked
+ * front (which has checked every request's shape before it arrives here). Operations run one at
+ * a time under the instance's lock; each write is one `BEGIN IMMEDIATE` transaction, each
+ * multi-statement read one snapshot, and each delegates to its function in `sql/`.
+ */
+export class SqliteOperations implements JobStoreOperations {
+  readonly capabilities: StoreCapabilities;
+  /** The database file, as given. */
+  readonly path: string;
+  readonly #config: ResolvedSqliteStoreConfig;
+  readonly #bounds: Readonly<Bounds>;
+  readonly #tables: Tables;
+  readonly #db: Connection;
+  readonly #reads: ReadContext;
+  readonly #runner: TransactionRunner;
+  // better-sqlite3 is synchronous, but the step hook may park a write inside its transaction:
+  // the lock keeps every other operation of the instance off the connection until it ends.
+  readonly #mutex = new Mutex();
+  readonly #listeners = new Set<HintListener>();
+  readonly #texts: SqlTexts;
+  readonly #callerExecutors = new WeakMap<Connection, CallerExecutor>();
+  #hook: StepHook | null = null;
+  #ownFileCache: string | null | undefined;
+  #schemaChecked = false;
+  #closed = false;
+
+  constructor(config: SqliteStoreConfig) {
+    this.#config = resolveSqliteStoreConfig(config);
+    this.#bounds = resolveBounds(config.bounds);
+    this.path = this.#config.path;
+    this.#tables = tablesFor(this.#config.tablePrefix);
+    this.#db = openConnection(this.#config);
+    this.#reads = Object.freeze({ q: new Statements(this.#db, this.#tables), bounds: this.#bounds });
+    this.#texts = new SqlTexts(this.#tables);
+    this.#runner = new TransactionRunner(this.#db, this.#config.busyTimeoutMs);
+    this.capabilities = Object.freeze({
+      name: "sqlite",
+      transactionalEnqueue: true,
+      enqueueThrough: true,
+      stepHook: true,
+      wakeUpHints: true,
+      bounds: this.#bounds,
+      historyPolicy: this.#config.historyPolicy,
+    });
+  }
+
+  /** See `JobStore.setStepHook`: a returned promise parks the write holding the file's write lock. */
+  setStepHook(hook: StepHook | null): void {
+    this.#hook = hook;
+  }
+
+  async migrate(): Promise<MigrateResult> {
+    this.#assertOpen();
+    return this.#mutex.run(async () => {
+      this.#assertConnected();
+      const result = await migrate(this.#db, this.#runner, this.#tables);
+      this.#schemaChecked = true;
+      return result;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#listeners.clear();
+    await this.#mutex.run(() => {
+      if (this.#db.open) this.#db.close();
+    });
+  }
+
+  /**
+   * `listener(queue)` is called after this store's own commits that made a job of `queue` due now
+   * (enqueue, mint, trigger, release, requeue, a retry or released dependent due now). In-process
+   * only and lossy; other processes find the work by polling.
+   */
+  subscribeHints(listener: HintListener): () => void {
+    this.#assertOpen();
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  // ---- enqueue: on the store's connection, on the caller's (`tx`), or through an executor ----
+
+  /**
+   * With `tx` — the caller's own better-sqlite3 `Database` on the same file, with a transaction
+   * open — the jobs are written on that connection inside that transaction (under a savepoint)
+   * and exist only if it commits. No hints are sent for them: the store cannot see that commit.
+   */
+  async enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
+    if (request.tx !== undefined) return (await this.#inCallerConnection(request.tx, "enqueue", enqueue, request, keepEnqueue)).result;
+    return this.#writeIo("enqueue", enqueue, request);
+  }
+
+  async enqueueWorkflow(request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult> {
+    if (request.tx !== undefined) {
+      return (await this.#inCallerConnection(request.tx, "enqueueWorkflow", enqueueWorkflow, request, keepWorkflow)).result;
+    }
+    return this.#writeIo("enqueueWorkflow", enqueueWorkflow, request);
+  }
+
+  /**
+   * The same SQL as `enqueue`, run by `executor` inside the caller's transaction on this store's
+   * file (checked first: `InvalidTransactionError` otherwise), under a savepoint. `afterCommit()`
+   * sends the hints to this store's listeners.
+   */
+  enqueueThrough(executor: QueryExecutor, request: EnqueueThroughRequest): Promise<EnqueuedThrough<readonly EnqueueResult[]>> {
+    return this.#through(executor, "enqueue", enqueue, request, keepEnqueue);
+  }
+
+  enqueueWorkflowThrough(executor: QueryExecutor, request: EnqueueWorkflowThroughRequest): Promise<EnqueuedThrough<EnqueueWorkflowResult>> {
+    return this.#through(executor, "enqueueWorkflow", enqueueWorkflow, request, keepWorkflow);
+  }
+
+  // ---- execution -----------------------------------------------------------------------------
+
+  claim(request: ClaimRequest): Promise<ClaimResult> {
+    return this.#write("claim", claim, request);
+  }
+
+  reportOutcomes(request: ReportOutcomesRequest): Promise<readonly OutcomeResult[]> {
+    return this.#write("reportOutcomes", reportOutcomes, request);
+  }
+
+  heartbeat(request: HeartbeatRequest): Promise<readonly HeartbeatResult[]> {
+    return this.#write("heartbeat", heartbeat, request);
+  }
+
+  release(request: ReleaseRequest): Promise<readonly ReleaseResult[]> {
+    return this.#write("release", release, request);
+  }
+
+  expireLeases(request: ExpireLeasesRequest): Promise<ExpireLeasesResult> {
+    return this.#write("expireLeases", expireLeases, request);
+  }
+
+  // ---- schedules -----------------------------------------------------------------------------
+
+  upsertSchedule(request: UpsertScheduleRequest): Promise<UpsertScheduleResult> {
+    return this.#write("upsertSchedule", schedules.upsertSchedule, request);
+  }
+
+  removeSchedule(request: { readonly scheduleId: string }): Promise<RemoveScheduleResult> {
+    return this.#write("removeSchedule", schedules.removeSchedule, request);
+  }
+
+  listSchedules(): Promise<readonly ScheduleRecord[]> {
+    return this.#read(schedules.listSchedules);
+  }
+
+  getSchedule(scheduleId: string): Promise<ScheduleWithPayload | null> {
+    return this.#read(schedules.getSchedule, scheduleId);
+  }
+
+  mintDue(request: MintDueRequest): Promise<readonly MintResult[]> {
+    return this.#write("mintDue", schedules.mintDue, request);
+  }
+
+  triggerSchedule(request: TriggerScheduleRequest): Promise<TriggerScheduleResult> {
+    return this.#write("triggerSchedule", schedules.triggerSchedule, request);
+  }
+
+  // ---- operator actions ----------------------------------------------------------------------
+
+  cancelJob(request: JobActionRequest): Promise<CancelResult> {
+    return this.#write("cancelJob", operator.cancelJob, request);
+  }
+
+  requeueJob(request: JobActionRequest): Promise<RequeueResult> {
+    return this.#write("requeueJob", operator.requeueJob, request);
+  }
+
+  pauseQueue(request: QueueActionRequest): Promise<QueueActionResult> {
+    return this.#write("pauseQueue", operator.pauseQueue, request);
+  }
+
+  resumeQueue(request: QueueActionRequest): Promise<QueueActionResult> {
+    return this.#write("resumeQueue", operator.resumeQueue, request);
+  }
+
+  setConcurrencyLimit(request: SetConcurrencyLimitRequest): Promise<QueueActionResult> {
+    return this.#write("setConcurrencyLimit", operator.setConcurrencyLimit, request);
+  }
+
+  listAuditRecords(request: ListAuditRequest): Promise<AuditPage> {
+    return this.#read(listAuditRecords, request);
+  }
+
+  // ---- monitoring reads ----------------------------------------------------------------------
+
+  getJob(jobId: string): Promise<JobRecord | null> {
+    return this.#read(getJob, jobId);
+  }
+
+  getJobOutput(jobId: string): Promise<string | null> {
+    return this.#read(getJobOutput, jobId);
+  }
+
+  getJobHistory(jobId: string): Promise<readonly TransitionRecord[]> {
+    return this.#read(getJobHistory, jobId);
+  }
+
+  listJobs(request: ListJobsRequest): Promise<JobPage> {
+    return this.#read(listJobs, request);
+  }
+
+  countJobs(): Promise<readonly JobCount[]> {
+    return this.#read(countJobs);
+  }
+
+  listQueueSettings(): Promise<readonly QueueSettings[]> {
+    return this.#read(operator.listQueueSettings);
+  }
+
+  getDependencies(jobId: string): Promise<DependencyEdges | null> {
+    return this.#snapshot(getDependencies, jobId);
+  }
+
+  facetTags(request: FacetRequest): Promise<readonly FacetValue[]> {
+    return this.#read(facetTags, request);
+  }
+
+  suggestTags(request: SuggestTagsRequest): Promise<TagSuggestionPage> {
+    return this.#snapshot(suggestTags, request);
+  }
+
+  // ---- workflows -----------------------------------------------------------------------------
+
+  getWorkflow(workflowId: string): Promise<WorkflowRecord | null> {
+    return this.#snapshot(getWorkflow, workflowId);
+  }
+
+  listWorkflows(request: ListWorkflowsRequest): Promise<WorkflowPage> {
+    return this.#snapshot(listWorkflows, request);
+  }
+
+  // ---- retention -----------------------------------------------------------------------------
+
+  purgeTerminal(request: PurgeTerminalRequest): Promise<PurgeTerminalResult> {
+    return this.#write("purgeTerminal", purgeTerminal, request);
+  }
+
+  // ---- observers -----------------------------------------------------------------------------
+
+  registerObserver(request: RegisterObserverRequest): Promise<RegisterObserverResult> {
+    return this.#write("registerObserver", observers.registerObserver, request);
+  }
+
+  removeObserver(request: { readonly observerId: string }): Promise<{ readonly status: "removed" | "notFound" }> {
+    return this.#write("removeObserver", observers.removeObserver, request);
+  }
+
+  claimObserverDeliveries(request: ClaimObserverDeliveriesRequest): Promise<ClaimObserverDeliveriesResult> {
+    return this.#write("claimObserverDeliveries", observers.claimObserverDeliveries, request);
+  }
+
+  reportObserverDeliveries(request: ReportObserverDeliveriesRequest): Promise<ReportObserverDeliveriesResult> {
+    return this.#write("reportObserverDeliveries", observers.reportObserverDeliveries, request);
+  }
+
+  getObserver(observerId: string): Promise<ObserverStatus | null> {
+    return this.#snapshot(observers.getObserver, observerId);
+  }
+
+  listObservers(): Promise<readonly ObserverStatus[]> {
+    return this.#snapshot(observers.listObservers);
+  }
+
+  listObserverDeadLetters(observerId: string): Promise<readonly ObserverDeadLetter[]> {
+    return this.#read(observers.listObserverDeadLetters, observerId);
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  #assertOpen(): void {
+    if (this.#closed) throw new StoreClosedError();
+  }
+
+  /** Inside the lock: the connection is still open (a close queued behind earlier work closes it). */
+  #assertConnected(): void {
+    if (!this.#db.open) throw new StoreClosedError();
+  }
+
+  #assertSchema(): void {
+    if (this.#schemaChecked) return;
+    assertSchema(this.#db, this.#tables, `${this.path} (tables ${this.#tables.prefix}*)`);
+    this.#schemaChecked = true;
+  }
+
+  /** Runs a write as one transaction under the store's lock, then sends the hints it noted. */
+  async #write<R, T>(operation: string, op: Write<R, T>, request: R): Promise<T> {
+    this.#assertOpen();
+    return this.#mutex.run(async () => {
+      this.#assertConnected();
+      this.#assertSchema();
+      const ctx: OpContext = { q: this.#reads.q, bounds: this.#bounds, history: this.#config.historyPolicy, hinted: new Set() };
+      const result = await this.#runner.write(operation, this.#hook, () => op(ctx, request));
+      this.#announce(ctx.hinted!);
+      return result;
+    });
+  }
+
+  /** {@link #write} for an operation written as `Io`: its queries run on the store's prepared statements. */
+  #writeIo<R, T>(operation: string, op: IoWrite<R, T>, request: R): Promise<T> {
+    return this.#write(operation, (ctx, r: R) => onStatements(ctx.q, op(ctx, r)), request);
+  }
+
+  /** Tells the hint listeners about `queues`; call only after the work committed. */
+  #announce(queues: Iterable<string>): void {
+    for (const queue of queues) {
+      for (const listener of [...this.#listeners]) {
+        try {
+          listener(queue);
+        } catch {
+          // A listener's failure is its own; hints are advisory and the write has committed.
+        }
+      }
+    }
+  }
+
+  /** Runs a read of one statement (one statement is one snapshot) under the store's lock. */
+  async #read<R, T>(op: Read<R, T>, request?: R): Promise<T> {
+    this.#assertOpen();
+    return this.#mutex.run(() => {
+      this.#assertConnected();
+      this.#assertSchema();
+      try {
+        return op(this.#reads, request as R);
+      } catch (error) {
+        throw asStoreError(error);
+      }
+    });
+  }
+
+  /** Runs a read of several statements in one read transaction, so they see one snapshot. */
+  async #snapshot<R, T>(op: Read<R, T>, request?: R): Promise<T> {
+    this.#assertOpen();
+    return this.#mutex.run(() => {
+      this.#assertConnected();
+      this.#assertSchema();
+      return this.#runner.read(() => op(this.#reads, request as R));
+    });
+  }
+
+  #ownFile(): string | null {
+    if (this.#ownFileCache === undefined) this.#ownFileCache = mainFileOf(this.#db);
+    return this.#ownFileCache;
+  }
+
+  /**
+   * Runs an enqueue on the caller's better-sqlite3 connection inside the caller's transaction:
+   * the same path as {@link enqueueThrough}, with an executor that answers synchronously.
+   * Nothing of the store's own connection is involved, so it needs neither the lock nor a BEGIN.
+   */
+  async #inCallerConnection<R, T>(
+    tx: unknown,
+    operation: string,
+    op: IoWrite<R, T>,
+    request: R,
+    keep: (result: T) => boolean,
+  ): Promise<EnqueuedThrough<T>> {
+    this.#assertOpen();
+    const db = callerConnection(tx, this.#db, this.#ownFile());
+    let executor = this.#callerExecutors.get(db);
+    if (executor === undefined) {
+      executor = connectionExecutor(db);
+      this.#callerExecutors.set(db, executor);
+    }
+    return this.#inCallerTransaction(executor, operation, op, request, keep);
+  }
+
+  /** Checks `executor` is inside an open transaction on this store's file, then runs the enqueue there. */
+  async #through<R, T>(
+    executor: QueryExecutor,
+    operation: string,
+    op: IoWrite<R, T>,
+    request: R,
+    keep: (result: T) => boolean,
+  ): Promise<EnqueuedThrough<T>> {
+    this.#assertOpen();
+    if (typeof executor?.query !== "function") {
+      throw new InvalidTransactionError("expected an executor with query(sql, values) running in your transaction");
+    }
+    await checkCallerTransaction(executor, this.#ownFile());
+    return this.#inCallerTransaction(executor, operation, op, request, keep);
+  }
+
+  async #inCallerTransaction<R, T>(
+    executor: CallerExecutor,
+    operation: string,
+    op: IoWrite<R, T>,
+    request: R,
+    keep: (result: T) => boolean,
+  ): Promise<EnqueuedThrough<T>> {
+    this.#assertSchema();
+    const ctx: IoContext = { bounds: this.#bounds, history: this.#config.historyPolicy, hinted: new Set() };
+    const step = (name: string) => this.#hook?.({ operation, step: name });
+    const result = await runInCallerTransaction(executor, this.#texts, op(ctx, request), keep, step);
+    return { result, afterCommit: () => this.#announce(ctx.hinted!) };
+  }
+}

@@ -1,4 +1,5 @@
 import type { Instant, JobStore, Outcome, PurgeTerminalRequest, RetentionClass } from "@belay/contract";
+import { MAX_INSTANT } from "@belay/contract";
 import { expect } from "vitest";
 import { clause } from "../clause.js";
 import { allJobIds, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, report, stateOf, T0 } from "../fixtures.js";
@@ -88,7 +89,7 @@ export function retentionClauses(ctx: SuiteContext): void {
     const requeued = await leaseJob(store, "requeued", { queue: "qq" });
     expect(await report(store, requeued, DEAD, T0 + 1)).toMatchObject({ state: "deadLettered" });
     expect(await store.requeueJob({ jobId: "requeued", actor: "alice", now: T0 + 2 })).toEqual({ status: "requeued" });
-    const everything = Number.MAX_SAFE_INTEGER;
+    const everything = MAX_INSTANT;
     expect(await purge(store, "succeededOrCancelled", everything)).toBe(0);
     expect(await purge(store, "deadLetteredOrQuarantined", everything)).toBe(0);
     expect(await allJobIds(store)).toEqual(["sched", "waiting", "leased", "retrying", "requeued"]);

@@ -17,36 +17,36 @@ export function clause(title: string, body: () => Promise<void>): void {
  */
 export type ClauseNeed = "stepHook" | "transactions" | "enqueueThrough";
 
-/** Why `need` is not met by this adapter, or `null` when it is. */
-export async function unmet(ctx: SuiteContext, need: ClauseNeed): Promise<string | null> {
+/** Why `need` is not met by this adapter, or `null` when it is; `declared` says whether the store claims the capability. */
+export async function unmet(ctx: SuiteContext, need: ClauseNeed): Promise<{ readonly reason: string; readonly declared: boolean } | null> {
   const capabilities = await ctx.capabilities();
-  switch (need) {
-    case "stepHook":
-      return capabilities.stepHook ? null : "the store declares no capabilities.stepHook";
-    case "transactions":
-      if (!capabilities.transactionalEnqueue) return "the store declares no capabilities.transactionalEnqueue";
-      return ctx.hooks.beginTransaction ? null : "the store declares transactionalEnqueue but the adapter grants no hooks.beginTransaction";
-    case "enqueueThrough":
-      if (!capabilities.enqueueThrough) return "the store declares no capabilities.enqueueThrough";
-      return ctx.hooks.beginTransaction ? null : "the store declares enqueueThrough but the adapter grants no hooks.beginTransaction with an executor";
-  }
+  const flag = need === "stepHook" ? capabilities.stepHook : need === "transactions" ? capabilities.transactionalEnqueue : capabilities.enqueueThrough;
+  const name = need === "transactions" ? "transactionalEnqueue" : need;
+  if (!flag) return { reason: `the store declares no capabilities.${name}`, declared: false };
+  if (need === "stepHook" || ctx.hooks.beginTransaction) return null;
+  return { reason: `the store declares ${name} but the adapter grants no hooks.beginTransaction`, declared: true };
 }
 
 /**
- * A clause that needs an optional capability. Where the adapter lacks it, the clause is reported
- * as skipped with the reason (`not proven: …`), so a reader of the test report sees what was
- * not proven — never a silent pass.
+ * A clause that needs an optional capability. Where the store does not declare it and the clause
+ * gives `otherwise`, that runs instead (typically: the capability is refused loudly). Otherwise a
+ * missing capability or hook reports the clause as skipped with the reason (`not proven: …`), so
+ * a reader of the test report sees what was not proven — never a silent pass.
  */
-export function clauseNeeding(ctx: SuiteContext, need: ClauseNeed, title: string, body: () => Promise<void>): void {
+export function clauseNeeding(
+  ctx: SuiteContext,
+  need: ClauseNeed,
+  title: string,
+  body: () => Promise<void>,
+  otherwise?: () => Promise<void>,
+): void {
   it(
     title,
     async (test) => {
-      const reason = await unmet(ctx, need);
-      if (reason !== null) {
-        test.skip(`not proven: ${reason}`);
-        return;
-      }
-      await body();
+      const missing = await unmet(ctx, need);
+      if (missing === null) return body();
+      if (!missing.declared && otherwise !== undefined) return otherwise();
+      test.skip(`not proven: ${missing.reason}`);
     },
     CLAUSE_TIMEOUT_MS,
   );

@@ -17,6 +17,20 @@ async function begin(ctx: SuiteContext, store: JobStore): Promise<ConformanceTra
   return tx as ConformanceTransaction & { executor: QueryExecutor };
 }
 
+/** Without the capability, the call is refused loudly and writes nothing. */
+function refused(ctx: SuiteContext): () => Promise<void> {
+  return async () => {
+    const store = await ctx.store();
+    const executor: QueryExecutor = { query: async () => [] };
+    await expectBelayError(() => store.enqueueThrough!(executor, { jobs: [newJob("t1")], now: T0 }), "BELAY_TRANSACTION_NOT_SUPPORTED");
+    await expectBelayError(
+      () => store.enqueueWorkflowThrough!(executor, { workflow: { id: "wf", name: "wf", jobs: [newJob("m1")] }, now: T0 }),
+      "BELAY_TRANSACTION_NOT_SUPPORTED",
+    );
+    expect(await allJobIds(store)).toEqual([]);
+  };
+}
+
 export function throughClauses(ctx: SuiteContext): void {
   clauseNeeding(ctx, "enqueueThrough", "enqueueThrough: the jobs exist only once the caller's transaction commits", async () => {
     const store = await ctx.store();
@@ -28,7 +42,7 @@ export function throughClauses(ctx: SuiteContext): void {
     expect(await stateOf(store, "t1")).toBe("scheduled");
     expect(await stateOf(store, "t2")).toBe("awaitingParents");
     expect((await claimJobs(store)).map((j) => j.id)).toEqual(["t1"]);
-  });
+  }, refused(ctx));
 
   clauseNeeding(ctx, "enqueueThrough", "enqueueThrough: a rolled-back transaction leaves nothing behind", async () => {
     const store = await ctx.store();
@@ -39,7 +53,7 @@ export function throughClauses(ctx: SuiteContext): void {
     expect(await allJobIds(store)).toEqual([]);
     expect(await store.getWorkflow("wf")).toBeNull();
     await enqueueJobs(store, [newJob("t1")]);
-  });
+  }, refused(ctx));
 
   clauseNeeding(ctx, "enqueueThrough", "enqueueThrough: a rejected call writes nothing and leaves the caller's transaction usable", async () => {
     const store = await ctx.store();
@@ -51,7 +65,7 @@ export function throughClauses(ctx: SuiteContext): void {
     await tx.commit();
     second.afterCommit();
     expect(await allJobIds(store)).toEqual(["after"]);
-  });
+  }, refused(ctx));
 
   clauseNeeding(ctx, "enqueueThrough", "enqueueThrough: a duplicate id answers duplicate with the existing job, inside the transaction too", async () => {
     const store = await ctx.store();
@@ -61,7 +75,7 @@ export function throughClauses(ctx: SuiteContext): void {
     expect(result).toEqual([{ id: "d1", status: "duplicate", state: "scheduled" }]);
     await tx.commit();
     expect((await store.getJob("d1"))?.payload).toBe('{"v":1}');
-  });
+  }, refused(ctx));
 
   clauseNeeding(ctx, "enqueueThrough", "enqueueThrough: an executor that is not inside an open transaction is refused and writes nothing", async () => {
     const store = await ctx.store();
@@ -74,7 +88,7 @@ export function throughClauses(ctx: SuiteContext): void {
       "BELAY_INVALID_TRANSACTION",
     );
     expect(await store.getJob("late")).toBeNull();
-  });
+  }, refused(ctx));
 
   clauseNeeding(ctx, "enqueueThrough", "enqueueThrough: a malformed request throws InvalidInputError naming the field and writes nothing", async () => {
     const store = await ctx.store();
@@ -91,5 +105,5 @@ export function throughClauses(ctx: SuiteContext): void {
       await tx.rollback();
     }
     expect(await allJobIds(store)).toEqual([]);
-  });
+  }, refused(ctx));
 }

@@ -8,7 +8,11 @@ export interface JobContext {
   readonly jobId: string;
   readonly jobName: string;
   readonly queue: string;
-  /** 1 on the first try, 2 on the first retry, … (graceful releases are not counted). */
+  /**
+   * The attempt number: 1 at the first claim, +1 at every claim after — the number history,
+   * listings and the dashboard show for this execution. A graceful release (a worker stopping
+   * before the handler finished) still counts here, but not towards the retry ceiling.
+   */
   readonly attempt: number;
   /**
    * Aborted when the handler must stop: the lease was lost, an operator cancelled the job, or the

@@ -305,7 +305,7 @@ export class Pump {
       jobId: job.id,
       jobName: job.jobName,
       queue: job.queue,
-      attempt: job.attempt - job.releases,
+      attempt: job.attempt,
       signal,
       enqueuedAt: job.enqueuedAt,
       dueAt: job.dueAt,

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { type JobStore, InvalidInputError, type RetentionClass } from "@belay/contract";
-import { type Clock, systemClock } from "./clock.js";
+import { type Clock, type TimerHandle, systemClock } from "./clock.js";
 import type { AnyJobDefinition } from "./define-job.js";
 import { type DispatchPolicy, type ServedQueue, servedQueues } from "./dispatch.js";
 import type { DriverSnapshot } from "./driver-types.js";
@@ -135,6 +135,8 @@ function positive(value: number | undefined, fallback: number, field: string): n
 export class Worker {
   readonly #options: WorkerOptions;
   readonly #clock: Clock;
+  /** Keeps the process alive from `start()` until the worker has stopped. */
+  #hold: TimerHandle | null = null;
   readonly #logger: Logger;
   readonly #groups: { readonly name: string; readonly pumps: Pump[] }[];
   readonly #observers: ObserverDispatcher;
@@ -232,6 +234,7 @@ export class Worker {
         for (const group of this.#groups) for (const pump of group.pumps) if (pump.serves(queue)) pump.hint(queue);
       });
     }
+    this.#hold = this.#clock.hold?.() ?? null;
     for (const group of this.#groups) for (const pump of group.pumps) pump.start();
     await this.#observers.start();
   }
@@ -256,6 +259,8 @@ export class Worker {
         ]);
       }
       this.#phase = "stopped";
+      this.#hold?.cancel();
+      this.#hold = null;
     })();
     return this.#stopping;
   }

@@ -1,6 +1,7 @@
 import { type QueryExecutor, type QueryRow, InvalidTransactionError, isBelayError } from "@belay/contract";
 import { type Connection, type Statement, asStoreError, mainFileOf, resolveMainFile } from "./connection.js";
-import type { Io, SqlTexts } from "./io.js";
+import { type Io, SqlTexts } from "./io.js";
+import type { Tables } from "./tables.js";
 
 /** A row as a driver returns it: the contract's `QueryRow`, under the name this package exported it by. */
 export type SqliteRow = QueryRow;
@@ -189,4 +190,51 @@ export async function runInCallerTransaction<T>(
     throw asStoreError(error);
   }
   return result;
+}
+
+/**
+ * The caller transactions one store may enqueue into: the caller's own better-sqlite3
+ * connections (`tx`), each with its statements prepared once, and executors of other drivers,
+ * each checked to run inside an open transaction on the store's file.
+ */
+export class CallerTransactions {
+  readonly #own: Connection;
+  readonly #texts: SqlTexts;
+  readonly #executors = new WeakMap<Connection, CallerExecutor>();
+  #ownFile: string | null | undefined;
+
+  constructor(own: Connection, t: Tables) {
+    this.#own = own;
+    this.#texts = new SqlTexts(t);
+  }
+
+  /** The caller's connection `tx` (checked as {@link callerConnection} does) as a synchronous executor. */
+  onConnection(tx: unknown): CallerExecutor {
+    const db = callerConnection(tx, this.#own, this.#mainFile());
+    let executor = this.#executors.get(db);
+    if (executor === undefined) {
+      executor = connectionExecutor(db);
+      this.#executors.set(db, executor);
+    }
+    return executor;
+  }
+
+  /** `executor`, once proven to run inside an open transaction on the store's file (see {@link checkCallerTransaction}). */
+  async through(executor: QueryExecutor): Promise<CallerExecutor> {
+    if (typeof executor?.query !== "function") {
+      throw new InvalidTransactionError("expected an executor with query(sql, values) running in your transaction");
+    }
+    await checkCallerTransaction(executor, this.#mainFile());
+    return executor;
+  }
+
+  /** Runs `io` through `executor` under a savepoint: see {@link runInCallerTransaction}. */
+  run<T>(executor: CallerExecutor, io: Io<T>, keep: (result: T) => boolean, step: (name: string) => void | Promise<void>): Promise<T> {
+    return runInCallerTransaction(executor, this.#texts, io, keep, step);
+  }
+
+  #mainFile(): string | null {
+    if (this.#ownFile === undefined) this.#ownFile = mainFileOf(this.#own);
+    return this.#ownFile;
+  }
 }

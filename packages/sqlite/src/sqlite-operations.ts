@@ -64,14 +64,14 @@ import {
   type UpsertScheduleResult,
   type WorkflowPage,
   type WorkflowRecord,
-  InvalidTransactionError,
   Mutex,
   StoreClosedError,
   resolveBounds,
 } from "@belay/contract";
-import { type CallerExecutor, callerConnection, checkCallerTransaction, connectionExecutor, runInCallerTransaction } from "./caller-transaction.js";
-import { type Connection, Statements, asStoreError, mainFileOf, openConnection } from "./connection.js";
-import { type Io, SqlTexts, onStatements } from "./io.js";
+import { type CallerExecutor, CallerTransactions } from "./caller-transaction.js";
+import { type Connection, Statements, asStoreError, openConnection } from "./connection.js";
+import { Hints } from "./hints.js";
+import { type Io, onStatements } from "./io.js";
 import { assertSchema, migrate } from "./migrate.js";
 import { listAuditRecords } from "./sql/audit.js";
 import { claim } from "./sql/claim.js";
@@ -115,11 +115,9 @@ export class SqliteOperations implements JobStoreOperations {
   // better-sqlite3 is synchronous, but the step hook may park a write inside its transaction:
   // the lock keeps every other operation of the instance off the connection until it ends.
   readonly #mutex = new Mutex();
-  readonly #listeners = new Set<HintListener>();
-  readonly #texts: SqlTexts;
-  readonly #callerExecutors = new WeakMap<Connection, CallerExecutor>();
+  readonly #hints = new Hints();
+  readonly #callers: CallerTransactions;
   #hook: StepHook | null = null;
-  #ownFileCache: string | null | undefined;
   #schemaChecked = false;
   #closed = false;
 
@@ -130,7 +128,7 @@ export class SqliteOperations implements JobStoreOperations {
     this.#tables = tablesFor(this.#config.tablePrefix);
     this.#db = openConnection(this.#config);
     this.#reads = Object.freeze({ q: new Statements(this.#db, this.#tables), bounds: this.#bounds });
-    this.#texts = new SqlTexts(this.#tables);
+    this.#callers = new CallerTransactions(this.#db, this.#tables);
     this.#runner = new TransactionRunner(this.#db, this.#config.busyTimeoutMs);
     this.capabilities = Object.freeze({
       name: "sqlite",
@@ -161,7 +159,7 @@ export class SqliteOperations implements JobStoreOperations {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#listeners.clear();
+    this.#hints.clear();
     await this.#mutex.run(() => {
       if (this.#db.open) this.#db.close();
     });
@@ -174,8 +172,7 @@ export class SqliteOperations implements JobStoreOperations {
    */
   subscribeHints(listener: HintListener): () => void {
     this.#assertOpen();
-    this.#listeners.add(listener);
-    return () => void this.#listeners.delete(listener);
+    return this.#hints.subscribe(listener);
   }
 
   // ---- enqueue: on the store's connection, on the caller's (`tx`), or through an executor ----
@@ -186,13 +183,13 @@ export class SqliteOperations implements JobStoreOperations {
    * and exist only if it commits. No hints are sent for them: the store cannot see that commit.
    */
   async enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
-    if (request.tx !== undefined) return (await this.#inCallerConnection(request.tx, "enqueue", enqueue, request, keepEnqueue)).result;
+    if (request.tx !== undefined) return (await this.#inCaller(this.#onConnection(request.tx), "enqueue", enqueue, request, keepEnqueue)).result;
     return this.#writeIo("enqueue", enqueue, request);
   }
 
   async enqueueWorkflow(request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult> {
     if (request.tx !== undefined) {
-      return (await this.#inCallerConnection(request.tx, "enqueueWorkflow", enqueueWorkflow, request, keepWorkflow)).result;
+      return (await this.#inCaller(this.#onConnection(request.tx), "enqueueWorkflow", enqueueWorkflow, request, keepWorkflow)).result;
     }
     return this.#writeIo("enqueueWorkflow", enqueueWorkflow, request);
   }
@@ -393,7 +390,7 @@ export class SqliteOperations implements JobStoreOperations {
       this.#assertSchema();
       const ctx: OpContext = { q: this.#reads.q, bounds: this.#bounds, history: this.#config.historyPolicy, hinted: new Set() };
       const result = await this.#runner.write(operation, this.#hook, () => op(ctx, request));
-      this.#announce(ctx.hinted!);
+      this.#hints.announce(ctx.hinted!);
       return result;
     });
   }
@@ -401,19 +398,6 @@ export class SqliteOperations implements JobStoreOperations {
   /** {@link #write} for an operation written as `Io`: its queries run on the store's prepared statements. */
   #writeIo<R, T>(operation: string, op: IoWrite<R, T>, request: R): Promise<T> {
     return this.#write(operation, (ctx, r: R) => onStatements(ctx.q, op(ctx, r)), request);
-  }
-
-  /** Tells the hint listeners about `queues`; call only after the work committed. */
-  #announce(queues: Iterable<string>): void {
-    for (const queue of queues) {
-      for (const listener of [...this.#listeners]) {
-        try {
-          listener(queue);
-        } catch {
-          // A listener's failure is its own; hints are advisory and the write has committed.
-        }
-      }
-    }
   }
 
   /** Runs a read of one statement (one statement is one snapshot) under the store's lock. */
@@ -440,31 +424,14 @@ export class SqliteOperations implements JobStoreOperations {
     });
   }
 
-  #ownFile(): string | null {
-    if (this.#ownFileCache === undefined) this.#ownFileCache = mainFileOf(this.#db);
-    return this.#ownFileCache;
-  }
-
   /**
-   * Runs an enqueue on the caller's better-sqlite3 connection inside the caller's transaction:
-   * the same path as {@link enqueueThrough}, with an executor that answers synchronously.
-   * Nothing of the store's own connection is involved, so it needs neither the lock nor a BEGIN.
+   * The caller's better-sqlite3 connection, checked, as a synchronous executor: the enqueue then
+   * runs on it from savepoint to release without yielding, so nothing else can put a statement
+   * inside. Nothing of the store's own connection is involved: it needs neither the lock nor a BEGIN.
    */
-  async #inCallerConnection<R, T>(
-    tx: unknown,
-    operation: string,
-    op: IoWrite<R, T>,
-    request: R,
-    keep: (result: T) => boolean,
-  ): Promise<EnqueuedThrough<T>> {
+  #onConnection(tx: unknown): CallerExecutor {
     this.#assertOpen();
-    const db = callerConnection(tx, this.#db, this.#ownFile());
-    let executor = this.#callerExecutors.get(db);
-    if (executor === undefined) {
-      executor = connectionExecutor(db);
-      this.#callerExecutors.set(db, executor);
-    }
-    return this.#inCallerTransaction(executor, operation, op, request, keep);
+    return this.#callers.onConnection(tx);
   }
 
   /** Checks `executor` is inside an open transaction on this store's file, then runs the enqueue there. */
@@ -476,14 +443,11 @@ export class SqliteOperations implements JobStoreOperations {
     keep: (result: T) => boolean,
   ): Promise<EnqueuedThrough<T>> {
     this.#assertOpen();
-    if (typeof executor?.query !== "function") {
-      throw new InvalidTransactionError("expected an executor with query(sql, values) running in your transaction");
-    }
-    await checkCallerTransaction(executor, this.#ownFile());
-    return this.#inCallerTransaction(executor, operation, op, request, keep);
+    return this.#inCaller(await this.#callers.through(executor), operation, op, request, keep);
   }
 
-  async #inCallerTransaction<R, T>(
+  /** Runs an enqueue inside the caller's transaction; the hints wait for `afterCommit()`. */
+  async #inCaller<R, T>(
     executor: CallerExecutor,
     operation: string,
     op: IoWrite<R, T>,
@@ -493,7 +457,7 @@ export class SqliteOperations implements JobStoreOperations {
     this.#assertSchema();
     const ctx: IoContext = { bounds: this.#bounds, history: this.#config.historyPolicy, hinted: new Set() };
     const step = (name: string) => this.#hook?.({ operation, step: name });
-    const result = await runInCallerTransaction(executor, this.#texts, op(ctx, request), keep, step);
-    return { result, afterCommit: () => this.#announce(ctx.hinted!) };
+    const result = await this.#callers.run(executor, op(ctx, request), keep, step);
+    return { result, afterCommit: () => this.#hints.announce(ctx.hinted!) };
   }
 }

@@ -85,6 +85,13 @@ interface ObserverRow {
   lease_expires_at: number | null;
 }
 
+interface DeadEntry {
+  job_id: string;
+  state: number;
+  attempt: number;
+  at: number;
+}
+
 interface WalkRow {
   position: number;
   state: number;
@@ -228,22 +235,15 @@ export function* reportObserverDeliveries(
       ctx.q.get(RETRY_AT).run(outcome.retryAt, observerId, outcome.position);
     } else {
       ctx.q.get(RESOLVE).run(DEAD, observerId, outcome.position);
-      const entry = ctx.q.get(TRANSITION_AT).get(outcome.position) as
-        | { job_id: string; state: number; attempt: number; at: number }
-        | undefined;
-      ctx.q
-        .get(INSERT_DEAD_LETTER)
-        .run(
-          observerId,
-          outcome.position,
-          entry?.job_id ?? "",
-          entry?.state ?? 0,
-          entry?.attempt ?? 0,
-          entry?.at ?? now,
-          delivery.attempts,
-          now,
-          outcome.error,
-        );
+      // A job purged since the hand-out has no transition left: the dead letter keeps its position, with placeholders.
+      const entry = (ctx.q.get(TRANSITION_AT).get(outcome.position) as DeadEntry | undefined) ?? {
+        job_id: "",
+        state: JOB_STATE_CODES.scheduled,
+        attempt: 0,
+        at: now,
+      };
+      const { job_id, state, attempt, at } = entry;
+      ctx.q.get(INSERT_DEAD_LETTER).run(observerId, outcome.position, job_id, state, attempt, at, delivery.attempts, now, outcome.error);
     }
   }
   yield "outcomes recorded";

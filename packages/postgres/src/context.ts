@@ -1,4 +1,4 @@
-import type { Bounds, Instant } from "@belay/contract";
+import { type Bounds, type Instant, JOB_STATE_CODES } from "@belay/contract";
 import type { Executor, SqlCache } from "./session.js";
 
 /** What every operation module needs from its store. */
@@ -23,6 +23,6 @@ export class DueQueues {
   constructor(readonly now: Instant) {}
 
   add(queue: string, state: number, dueAt: number): void {
-    if (state === 0 && dueAt <= this.now) this.queues.add(queue);
+    if (state === JOB_STATE_CODES.scheduled && dueAt <= this.now) this.queues.add(queue);
   }
 }

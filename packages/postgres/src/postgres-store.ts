@@ -97,7 +97,8 @@ import { type CheckedExecutor, Executor, type PostgresQueryExecutor, SqlCache, c
 import { claim } from "./sql/claim.js";
 import { enqueue } from "./sql/enqueue.js";
 import { expireLeases, heartbeat, release } from "./sql/leases.js";
-import { cancelJob, changeQueue, listAuditRecords, listQueueSettings, requeueJob } from "./sql/operator.js";
+import { listAuditRecords } from "./sql/audit.js";
+import { cancelJob, changeQueue, listQueueSettings, requeueJob } from "./sql/operator.js";
 import {
   claimObserverDeliveries,
   listObserverDeadLetters,

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../src/index.js";
 import { CLAIM } from "../src/sql/claim.js";
-import { INSERT_JOBS } from "../src/sql/insert-jobs.js";
+import { INSERT_JOBS } from "../src/sql/enqueue.js";
 import { EXPIRE_LEASES, HEARTBEAT, RELEASE } from "../src/sql/leases.js";
 import { ADVANCE, WALK } from "../src/sql/observers.js";
 import { REPORT_OUTCOMES } from "../src/sql/outcomes.js";

@@ -1,3 +1,9 @@
+import { JOB_STATE_CODES } from "@belay/contract";
+
+// The partial indexes name states by the contract's codes, which never change: the text this
+// renders is the text released, byte for byte.
+const STATE = JOB_STATE_CODES;
+
 /**
  * Migration 1: the whole schema. `S` is the quoted schema name.
  *
@@ -54,10 +60,10 @@ CREATE TABLE ${S}.jobs (
   payload text NOT NULL
 ) WITH (fillfactor = 90);
 
-CREATE INDEX jobs_due ON ${S}.jobs (queue, due_at, seq) WHERE state = 0;
-CREATE INDEX jobs_leased ON ${S}.jobs (queue, lease_expires_at, seq) WHERE state = 2;
-CREATE INDEX jobs_ended_succeeded_cancelled ON ${S}.jobs (terminal_at, seq) WHERE state IN (3, 4);
-CREATE INDEX jobs_ended_dead_quarantined ON ${S}.jobs (terminal_at, seq) WHERE state IN (5, 6);
+CREATE INDEX jobs_due ON ${S}.jobs (queue, due_at, seq) WHERE state = ${STATE.scheduled};
+CREATE INDEX jobs_leased ON ${S}.jobs (queue, lease_expires_at, seq) WHERE state = ${STATE.leased};
+CREATE INDEX jobs_ended_succeeded_cancelled ON ${S}.jobs (terminal_at, seq) WHERE state IN (${STATE.succeeded}, ${STATE.cancelled});
+CREATE INDEX jobs_ended_dead_quarantined ON ${S}.jobs (terminal_at, seq) WHERE state IN (${STATE.deadLettered}, ${STATE.quarantined});
 CREATE INDEX jobs_schedule ON ${S}.jobs (schedule_id, state) WHERE schedule_id IS NOT NULL;
 CREATE INDEX jobs_workflow ON ${S}.jobs (workflow_id, state) WHERE workflow_id IS NOT NULL;
 

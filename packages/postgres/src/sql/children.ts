@@ -1,7 +1,9 @@
-import type { Instant } from "@belay/contract";
+import { DEPENDENCY_MODE_CODES, type Instant, JOB_STATE_CODES, jobStateNameSql, terminalCauseSql } from "@belay/contract";
 import type { DueQueues, StoreContext } from "../context.js";
 import type { Session } from "../session.js";
-import { CANCELLED, transitionCtes } from "./rows.js";
+import { transitionCtes } from "./jobs.js";
+
+const STATE = JOB_STATE_CODES;
 
 /** A job that just became terminal and has children whose latches it may resolve. */
 export interface EndedParent {
@@ -11,40 +13,40 @@ export interface EndedParent {
 }
 
 // One round of latch resolution: every awaiting child of the given newly terminal parents is
-// cancelled when it depends `onSuccess` on a parent that did not succeed (naming that parent),
-// otherwise its latch drops by the number of those parents and it is scheduled — due at the
-// later of its own due time and now — when the latch reaches zero. The children cancelled here
-// are the parents of the next round.
+// cancelled when it depends `onSuccess` on a parent that did not succeed (its cause names the
+// first such parent), otherwise its latch drops by the number of those parents and it is
+// scheduled — due at the later of its own due time and now — when the latch reaches zero. The
+// children cancelled here are the parents of the next round.
 const RESOLVE_CHILDREN = (S: string) => `
 WITH p AS (
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::int2[]) AS p(seq, id, state)
 ),
 hits AS (
   SELECT e.child_seq, count(*)::int AS n,
-         (array_agg(p.id || ' ' || (ARRAY['scheduled','awaitingParents','leased','succeeded','cancelled','deadLettered','quarantined'])[p.state + 1]
-                    ORDER BY p.seq) FILTER (WHERE p.state <> 3))[1] AS failed
+         (array_agg(${terminalCauseSql("parentEnded", { parentId: "p.id", parentState: jobStateNameSql("p.state") })}
+                    ORDER BY p.seq) FILTER (WHERE p.state <> ${STATE.succeeded}))[1] AS failed_cause
   FROM ${S}.job_edges e JOIN p ON p.seq = e.parent_seq
   GROUP BY e.child_seq
 ),
 decided AS (
-  SELECT h.child_seq, h.n, h.failed,
-         CASE WHEN c.dependency_mode = 0 AND h.failed IS NOT NULL THEN 4
-              WHEN c.parents_remaining - h.n <= 0 THEN 0 ELSE 1 END AS next_state
+  SELECT h.child_seq, h.n, h.failed_cause,
+         CASE WHEN c.dependency_mode = ${DEPENDENCY_MODE_CODES.onSuccess} AND h.failed_cause IS NOT NULL THEN ${STATE.cancelled}
+              WHEN c.parents_remaining - h.n <= 0 THEN ${STATE.scheduled} ELSE ${STATE.awaitingParents} END AS next_state
   FROM hits h JOIN ${S}.jobs c ON c.seq = h.child_seq
 ),
 moved AS (
   UPDATE ${S}.jobs c SET
     state = d.next_state,
-    parents_remaining = CASE WHEN d.next_state = 4 THEN c.parents_remaining ELSE greatest(c.parents_remaining - d.n, 0) END,
-    terminal_at = CASE WHEN d.next_state = 4 THEN $4::bigint END,
-    terminal_cause = CASE WHEN d.next_state = 4 THEN 'parent ' || d.failed END,
-    due_at = CASE WHEN d.next_state = 0 THEN greatest(c.due_at, $4::bigint) ELSE c.due_at END,
-    transition_count = c.transition_count + CASE WHEN d.next_state = 1 THEN 0 ELSE 1 END
+    parents_remaining = CASE WHEN d.next_state = ${STATE.cancelled} THEN c.parents_remaining ELSE greatest(c.parents_remaining - d.n, 0) END,
+    terminal_at = CASE WHEN d.next_state = ${STATE.cancelled} THEN $4::bigint END,
+    terminal_cause = CASE WHEN d.next_state = ${STATE.cancelled} THEN d.failed_cause END,
+    due_at = CASE WHEN d.next_state = ${STATE.scheduled} THEN greatest(c.due_at, $4::bigint) ELSE c.due_at END,
+    transition_count = c.transition_count + CASE WHEN d.next_state = ${STATE.awaitingParents} THEN 0 ELSE 1 END
   FROM decided d
-  WHERE c.seq = d.child_seq AND c.state = 1
+  WHERE c.seq = d.child_seq AND c.state = ${STATE.awaitingParents}
   RETURNING c.seq, c.id, c.queue, c.state, c.due_at, c.attempt, c.has_children, c.transition_count
 ),
-changed AS (SELECT * FROM moved WHERE state <> 1),
+changed AS (SELECT * FROM moved WHERE state <> ${STATE.awaitingParents}),
 ${transitionCtes(S, "changed", "$4", "$5", "$6")}
 SELECT seq, id, queue, state, due_at, has_children FROM changed ORDER BY seq`;
 
@@ -74,7 +76,7 @@ export async function resolveChildren(
     for (const row of rows) {
       const state = row["state"] as number;
       due.add(row["queue"] as string, state, row["due_at"] as number);
-      if (state === CANCELLED && row["has_children"] === true) {
+      if (state === STATE.cancelled && row["has_children"] === true) {
         next.push({ seq: row["seq"] as number, id: row["id"] as string, state });
       }
     }

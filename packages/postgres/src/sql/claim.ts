@@ -1,7 +1,9 @@
-import { type ClaimRequest, type ClaimResult, type ClaimedJob, clampToBound } from "@belay/contract";
+import { type ClaimRequest, type ClaimResult, type ClaimedJob, JOB_STATE_CODES, clampToBound } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import type { Session } from "../session.js";
-import { toClaimed, transitionCtes } from "./rows.js";
+import { toClaimed, transitionCtes } from "./jobs.js";
+
+const STATE = JOB_STATE_CODES;
 
 /**
  * A claim is one statement. It locks the settings rows of the served queues FOR SHARE — a pause
@@ -42,7 +44,7 @@ quota AS MATERIALIZED (
   SELECT s.queue, s.ord,
     CASE WHEN s.concurrency_limit IS NULL THEN (SELECT $3::int)
          ELSE least((SELECT $3::int), greatest(0, s.concurrency_limit - (
-           SELECT count(*) FROM ${S}.jobs l WHERE l.queue = s.queue AND l.state = 2)))::int
+           SELECT count(*) FROM ${S}.jobs l WHERE l.queue = s.queue AND l.state = ${STATE.leased})))::int
     END AS n
   FROM settings s
   WHERE NOT s.paused AND NOT (SELECT yes FROM blocked)
@@ -51,7 +53,7 @@ quota AS MATERIALIZED (
 picked AS MATERIALIZED (
   SELECT c.seq FROM quota q CROSS JOIN LATERAL (
     SELECT j.seq FROM ${S}.jobs j
-    WHERE j.queue = q.queue AND j.state = 0 AND j.due_at <= (SELECT $4::bigint)
+    WHERE j.queue = q.queue AND j.state = ${STATE.scheduled} AND j.due_at <= (SELECT $4::bigint)
     ORDER BY j.due_at, j.seq
     LIMIT q.n
     FOR UPDATE SKIP LOCKED
@@ -60,7 +62,7 @@ picked AS MATERIALIZED (
 ),
 claimed AS (
   UPDATE ${S}.jobs j
-  SET state = 2, attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $4 + $6::bigint,
+  SET state = ${STATE.leased}, attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $4 + $6::bigint,
       transition_count = j.transition_count + 1
   WHERE j.seq = ANY(ARRAY(SELECT p.seq FROM picked p))
   RETURNING j.seq, j.id, j.job_name, j.queue, j.payload, j.state, j.attempt, j.releases, j.due_at, j.enqueued_at,
@@ -71,7 +73,7 @@ ${transitionCtes(S, "claimed", "$4", "(SELECT $7::boolean)", "$8")},
 next_due AS (
   SELECT min(n.due_at) AS due_at FROM settings s CROSS JOIN LATERAL (
     SELECT j.due_at FROM ${S}.jobs j
-    WHERE j.queue = s.queue AND j.state = 0 AND NOT EXISTS (SELECT 1 FROM picked p WHERE p.seq = j.seq)
+    WHERE j.queue = s.queue AND j.state = ${STATE.scheduled} AND NOT EXISTS (SELECT 1 FROM picked p WHERE p.seq = j.seq)
     ORDER BY j.due_at, j.seq LIMIT 1
   ) n
   WHERE NOT s.paused

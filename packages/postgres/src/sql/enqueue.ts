@@ -2,18 +2,182 @@ import {
   type EnqueueRequest,
   type EnqueueResult,
   type InitialJobState,
+  type Instant,
   type NormalizedNewJob,
+  DEPENDENCY_MODE_CODES,
+  JOB_STATE_CODES,
   boundRejection,
+  jobStateFromCode,
   planEnqueue,
   refusedEnqueue,
+  terminalCauseText,
   validateNewJob,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
-import type { PostgresQueryExecutor, Session } from "../session.js";
-import { type PlannedInsert, insertJobs, notifyQueues, parentsAndExisting } from "./insert-jobs.js";
-import { CANCELLED, SCHEDULED, stateOf, toInt } from "./rows.js";
+import type { PostgresQueryExecutor, Session, SqlCache } from "../session.js";
+import { encodeIds, encodeTags, stateOf, toInt } from "./jobs.js";
 
-const STATE_NAMES = ["scheduled", "awaitingParents", "leased", "succeeded", "cancelled", "deadLettered", "quarantined"];
+const STATE = JOB_STATE_CODES;
+
+/** A job ready to insert: validated, with its initial state decided. */
+export interface PlannedInsert {
+  readonly job: NormalizedNewJob;
+  readonly state: number;
+  readonly parentsRemaining: number;
+  readonly terminalCause: string | null;
+  readonly scheduleId: string | null;
+  readonly workflowId: string | null;
+}
+
+/** What became of one planned insert: its seq, or the state of the job that already held its id. */
+export interface InsertOutcome {
+  readonly seq: number | null;
+  readonly existingState: number | null;
+}
+
+/**
+ * One statement inserts a whole batch from arrays: the queue rows of new queues, the jobs (in
+ * input order, so seq follows it), their tags, their parent edges and their first transitions.
+ * A job whose id exists is left alone (ON CONFLICT DO NOTHING) and reported with the existing
+ * job's state, read from the statement's snapshot.
+ */
+export const INSERT_JOBS = (S: string) => `
+WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int2[], $7::int4[], $8::text[],
+                       $9::text[], $10::int2[], $11::text[], $12::text[], $13::text[], $14::text[], $19::bool[])
+    WITH ORDINALITY AS i(id, job_name, queue, payload, due_at, state, parents_remaining, terminal_cause,
+                         parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children, ord)
+),
+new_queues AS (
+  INSERT INTO ${S}.queues (queue) SELECT DISTINCT queue FROM input ON CONFLICT (queue) DO NOTHING
+),
+ins AS (
+  INSERT INTO ${S}.jobs (id, job_name, queue, state, due_at, enqueued_at, terminal_at, terminal_cause, parents_remaining,
+                         parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children,
+                         transition_count, payload)
+  SELECT id, job_name, queue, state, due_at, $15, CASE WHEN state >= ${STATE.succeeded} THEN $15::bigint END, terminal_cause, parents_remaining,
+         parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children, 1, payload
+  FROM input ORDER BY ord
+  ON CONFLICT (id) DO NOTHING
+  RETURNING seq, id, state, tags
+),
+new_tags AS (
+  INSERT INTO ${S}.job_tags (job_seq, key, value)
+  SELECT ins.seq, t.pair->>0, t.pair->>1
+  FROM ins CROSS JOIN LATERAL json_array_elements(ins.tags::json) AS t(pair)
+  WHERE ins.tags IS NOT NULL
+  ON CONFLICT DO NOTHING
+),
+new_edges AS (
+  INSERT INTO ${S}.job_edges (parent_seq, child_seq)
+  SELECT coalesce(pi.seq, pj.seq), c.seq
+  FROM unnest($17::text[], $18::text[]) AS e(child_id, parent_id)
+  JOIN ins c ON c.id = e.child_id
+  LEFT JOIN ins pi ON pi.id = e.parent_id
+  LEFT JOIN ${S}.jobs pj ON pj.id = e.parent_id
+  WHERE coalesce(pi.seq, pj.seq) IS NOT NULL
+  ON CONFLICT DO NOTHING
+),
+log AS (
+  INSERT INTO ${S}.transitions (xid, job_seq, ordinal, at, state, attempt)
+  SELECT pg_current_xact_id(), seq, 1, $15, state, 0 FROM ins WHERE $16 ORDER BY seq
+)
+SELECT i.ord, ins.seq, ins.state, e.state AS existing_state
+FROM input i
+LEFT JOIN ins ON ins.id = i.id
+LEFT JOIN ${S}.jobs e ON e.id = i.id AND ins.seq IS NULL
+ORDER BY i.ord`;
+
+/** Inserts planned jobs in one statement; results in input order. */
+export async function insertJobs(
+  session: Session,
+  sql: SqlCache,
+  planned: readonly PlannedInsert[],
+  now: Instant,
+  history: boolean,
+): Promise<InsertOutcome[]> {
+  if (planned.length === 0) return [];
+  const edgeChildren: string[] = [];
+  const edgeParents: string[] = [];
+  for (const { job } of planned) {
+    for (const parentId of job.parentIds) {
+      edgeChildren.push(job.id);
+      edgeParents.push(parentId);
+    }
+  }
+  // Parents inserted in the same call are born knowing they have children.
+  const parentsHere = new Set(edgeParents);
+  const rows = await session.query(sql.get("insertJobs", INSERT_JOBS), [
+    planned.map((p) => p.job.id),
+    planned.map((p) => p.job.jobName),
+    planned.map((p) => p.job.queue),
+    planned.map((p) => p.job.payload),
+    planned.map((p) => p.job.dueAt),
+    planned.map((p) => p.state),
+    planned.map((p) => p.parentsRemaining),
+    planned.map((p) => p.terminalCause),
+    planned.map((p) => encodeIds(p.job.parentIds)),
+    planned.map((p) => DEPENDENCY_MODE_CODES[p.job.dependencyMode]),
+    planned.map((p) => encodeTags(p.job.tags)),
+    planned.map((p) => p.job.traceContext),
+    planned.map((p) => p.scheduleId),
+    planned.map((p) => p.workflowId),
+    now,
+    history,
+    edgeChildren,
+    edgeParents,
+    planned.map((p) => parentsHere.has(p.job.id)),
+  ]);
+  return rows.map((row) => ({
+    seq: row["seq"] == null ? null : toInt(row["seq"]),
+    existingState: row["existing_state"] == null ? null : toInt(row["existing_state"]),
+  }));
+}
+
+// Locks the named parents (an update of `has_children`, which an outcome finishing a parent
+// re-reads under its row lock, so that it then looks for the new child's edge) and reads their
+// current states; also reads which of the call's ids already exist.
+const LOCK_PARENTS = (S: string) => `
+WITH parents AS (
+  UPDATE ${S}.jobs SET has_children = true WHERE id = ANY($1::text[]) RETURNING id, state
+)
+SELECT 'parent' AS kind, id, state FROM parents
+UNION ALL
+SELECT 'existing', id, state FROM ${S}.jobs WHERE id = ANY($2::text[])`;
+
+const READ_PARENTS = (S: string) => `
+SELECT 'parent' AS kind, id, state FROM ${S}.jobs WHERE id = ANY($1::text[])
+UNION ALL
+SELECT 'existing', id, state FROM ${S}.jobs WHERE id = ANY($2::text[])`;
+
+/** Current states of `parentIds` (locked when `lock`) and of those of `ids` that exist. */
+async function parentsAndExisting(
+  session: Session,
+  sql: SqlCache,
+  parentIds: readonly string[],
+  ids: readonly string[],
+  lock: boolean,
+): Promise<{ parents: Map<string, number>; existing: Map<string, number> }> {
+  const rows = await session.query(lock ? sql.get("lockParents", LOCK_PARENTS) : sql.get("readParents", READ_PARENTS), [
+    parentIds,
+    ids,
+  ]);
+  const parents = new Map<string, number>();
+  const existing = new Map<string, number>();
+  for (const row of rows) {
+    (row["kind"] === "parent" ? parents : existing).set(row["id"] as string, toInt(row["state"]));
+  }
+  return { parents, existing };
+}
+
+// Hints from inside a caller's transaction ride that transaction: PostgreSQL delivers them at
+// its commit and drops them at its rollback.
+const NOTIFY = () => `SELECT pg_notify($1, q) FROM unnest($2::text[]) AS q`;
+
+/** Sends wake-up hints for `queues` on `channel` within the session. */
+export async function notifyQueues(session: Session, sql: SqlCache, channel: string, queues: readonly string[]): Promise<void> {
+  if (queues.length > 0) await session.query(sql.get("notify", NOTIFY), [channel, queues]);
+}
 
 /**
  * The initial state of a new job from its parents' states: cancelled at once when an
@@ -26,12 +190,15 @@ export function initialState(
   let live = 0;
   for (const parentId of job.parentIds) {
     const state = stateOfParent(parentId);
-    if (state < 3) live++;
-    else if (job.dependencyMode === "onSuccess" && state !== 3) {
-      return { state: CANCELLED, parentsRemaining: 0, terminalCause: `parent ${parentId} ${STATE_NAMES[state]}` };
+    if (state < STATE.succeeded) live++;
+    else if (job.dependencyMode === "onSuccess" && state !== STATE.succeeded) {
+      const terminalCause = terminalCauseText("parentEnded", { parentId, parentState: jobStateFromCode(state) });
+      return { state: STATE.cancelled, parentsRemaining: 0, terminalCause };
     }
   }
-  return live > 0 ? { state: 1, parentsRemaining: live, terminalCause: null } : { state: SCHEDULED, parentsRemaining: 0, terminalCause: null };
+  return live > 0
+    ? { state: STATE.awaitingParents, parentsRemaining: live, terminalCause: null }
+    : { state: STATE.scheduled, parentsRemaining: 0, terminalCause: null };
 }
 
 const STATE_BY_ID = (S: string) => `SELECT id, state FROM ${S}.jobs WHERE id = ANY($1::text[])`;
@@ -89,12 +256,12 @@ export async function enqueue(
     const results: EnqueueResult[] = plans.map((p) => {
       if (p.kind === "rejected") throw new Error("unreachable: rejected plans return early");
       if (p.kind === "duplicate") {
-        const state = existing.get(p.id) ?? created.get(p.id) ?? raced.get(p.id) ?? SCHEDULED;
+        const state = existing.get(p.id) ?? created.get(p.id) ?? raced.get(p.id) ?? STATE.scheduled;
         return { id: p.id, status: "duplicate", state: stateOf(state) };
       }
       const { insert, outcome } = byId.get(p.job.id)!;
       if (outcome.seq === null) {
-        const state = outcome.existingState ?? raced.get(p.job.id) ?? SCHEDULED;
+        const state = outcome.existingState ?? raced.get(p.job.id) ?? STATE.scheduled;
         return { id: p.job.id, status: "duplicate", state: stateOf(state) };
       }
       due.add(insert.job.queue, insert.state, insert.job.dueAt);

@@ -5,12 +5,16 @@ import {
   type HeartbeatResult,
   type ReleaseRequest,
   type ReleaseResult,
+  JOB_STATE_CODES,
   clampToBound,
+  terminalCauseSql,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import { sqlState } from "../pg-errors.js";
 import { type EndedParent, resolveChildren } from "./children.js";
-import { stateOf, transitionCtes } from "./rows.js";
+import { stateOf, transitionCtes } from "./jobs.js";
+
+const STATE = JOB_STATE_CODES;
 
 /**
  * Heartbeats renew every fenced lease of one worker in one statement; the answer carries the
@@ -30,7 +34,7 @@ cur AS MATERIALIZED (
   CROSS JOIN LATERAL (
     SELECT j.seq, j.state, j.lease_owner, j.attempt, j.lease_expires_at FROM ${S}.jobs j WHERE j.id = r.job_id OFFSET 0
   ) j
-  WHERE j.state = 2 AND j.lease_owner = $3 AND j.attempt = r.attempt AND j.lease_expires_at > $4
+  WHERE j.state = ${STATE.leased} AND j.lease_owner = $3 AND j.attempt = r.attempt AND j.lease_expires_at > $4
 ),
 renewed AS (
   UPDATE ${S}.jobs j SET lease_expires_at = $4 + $5::bigint
@@ -75,10 +79,10 @@ cur AS MATERIALIZED (
   CROSS JOIN LATERAL (
     SELECT j.seq, j.state, j.lease_owner, j.attempt, j.lease_expires_at FROM ${S}.jobs j WHERE j.id = r.job_id OFFSET 0
   ) j
-  WHERE j.state = 2 AND j.lease_owner = $3 AND j.attempt = r.attempt AND j.lease_expires_at > $4
+  WHERE j.state = ${STATE.leased} AND j.lease_owner = $3 AND j.attempt = r.attempt AND j.lease_expires_at > $4
 ),
 released AS (
-  UPDATE ${S}.jobs j SET state = 0, due_at = $4, releases = j.releases + 1, lease_owner = NULL, lease_expires_at = NULL,
+  UPDATE ${S}.jobs j SET state = ${STATE.scheduled}, due_at = $4, releases = j.releases + 1, lease_owner = NULL, lease_expires_at = NULL,
          cancel_requested_by = NULL, transition_count = j.transition_count + 1
   FROM cur c
   WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM cur x)) AND j.seq = c.seq
@@ -109,7 +113,7 @@ export async function release(ctx: StoreContext, request: ReleaseRequest): Promi
     for (const [i, row] of rows.entries()) {
       if (row["queue"] === null) continue;
       done.add(firsts[i]!.jobId);
-      due.add(row["queue"] as string, 0, now);
+      due.add(row["queue"] as string, STATE.scheduled, now);
     }
     return done;
   });
@@ -138,7 +142,7 @@ WITH served AS (
 candidates AS MATERIALIZED (
   SELECT c.seq, c.state, c.lease_expires_at FROM served s CROSS JOIN LATERAL (
     SELECT j.seq, j.state, j.lease_expires_at FROM ${S}.jobs j
-    WHERE j.queue = s.queue AND j.state = 2 AND j.lease_expires_at <= $2
+    WHERE j.queue = s.queue AND j.state = ${STATE.leased} AND j.lease_expires_at <= $2
     ORDER BY j.lease_expires_at, j.seq
     LIMIT $3
     FOR UPDATE SKIP LOCKED
@@ -148,13 +152,13 @@ candidates AS MATERIALIZED (
 ),
 expired AS (
   UPDATE ${S}.jobs j SET
-    state = CASE WHEN j.cancel_requested_by IS NOT NULL THEN 4 WHEN j.attempt - j.releases >= $4 THEN 5 ELSE 0 END,
+    state = CASE WHEN j.cancel_requested_by IS NOT NULL THEN ${STATE.cancelled} WHEN j.attempt - j.releases >= $4 THEN ${STATE.deadLettered} ELSE ${STATE.scheduled} END,
     due_at = CASE WHEN j.cancel_requested_by IS NULL AND j.attempt - j.releases < $4
                   THEN $2 + coalesce(($5::bigint[])[least(greatest(j.attempt - j.releases, 1), cardinality($5::bigint[]))], 0)
                   ELSE j.due_at END,
     terminal_at = CASE WHEN j.cancel_requested_by IS NOT NULL OR j.attempt - j.releases >= $4 THEN $2::bigint END,
-    terminal_cause = CASE WHEN j.cancel_requested_by IS NOT NULL THEN 'cancelled by ' || j.cancel_requested_by || ' (lease expired)'
-                          WHEN j.attempt - j.releases >= $4 THEN 'lease expired at attempt ceiling ' || $4 END,
+    terminal_cause = CASE WHEN j.cancel_requested_by IS NOT NULL THEN ${terminalCauseSql("cancelledOnExpiry", { actor: "j.cancel_requested_by" })}
+                          WHEN j.attempt - j.releases >= $4 THEN ${terminalCauseSql("expiredAtCeiling", { maxAttempts: "$4" })} END,
     lease_owner = NULL, lease_expires_at = NULL, cancel_requested_by = NULL,
     transition_count = j.transition_count + 1
   FROM candidates c
@@ -164,7 +168,7 @@ expired AS (
 ),
 ${transitionCtes(S, "expired", "$2", "(SELECT $6::boolean)", "$7")}
 SELECT seq, id, queue, state, due_at, has_children,
-       ${S}.retry_in_transaction($8 AND EXISTS (SELECT 1 FROM expired x WHERE x.has_children AND x.state >= 3)) AS handover
+       ${S}.retry_in_transaction($8 AND EXISTS (SELECT 1 FROM expired x WHERE x.has_children AND x.state >= ${STATE.succeeded})) AS handover
 FROM expired ORDER BY expired_at, seq`;
 
 /** See `JobStore.expireLeases`. */
@@ -191,7 +195,7 @@ export async function expireLeases(ctx: StoreContext, request: ExpireLeasesReque
       const expired = rows.map((row): ExpiredLease => {
         const state = row["state"] as number;
         due.add(row["queue"] as string, state, row["due_at"] as number);
-        if (state >= 3 && row["has_children"] === true) ended.push({ seq: row["seq"] as number, id: row["id"] as string, state });
+        if (state >= STATE.succeeded && row["has_children"] === true) ended.push({ seq: row["seq"] as number, id: row["id"] as string, state });
         return { jobId: row["id"] as string, state: stateOf(state) };
       });
       await resolveChildren(session, ctx, ended, now, due);

@@ -14,7 +14,7 @@ import {
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import type { Row, Session } from "../session.js";
-import { stateOf } from "./rows.js";
+import { stateOf } from "./jobs.js";
 
 // The transition log is walked in (xid, position) order, and only over rows whose writing
 // transaction is older than the oldest transaction still running (pg_snapshot_xmin): every such
@@ -148,7 +148,7 @@ recorded AS (
 ),
 dead AS (
   INSERT INTO ${S}.observer_dead_letters (observer_id, position, job_id, state, attempt, at, delivery_attempts, dead_lettered_at, error)
-  SELECT $1, r.position, coalesce(j.id, ''), coalesce(t.state, 0), coalesce(t.attempt, 0), coalesce(t.at, $6), r.attempts, $6, r.error
+  SELECT $1, r.position, coalesce(j.id, ''), coalesce(t.state, ${JOB_STATE_CODES.scheduled}), coalesce(t.attempt, 0), coalesce(t.at, $6), r.attempts, $6, r.error
   FROM recorded r
   LEFT JOIN ${S}.transitions t ON t.xid = r.xid AND t.position = r.position
   LEFT JOIN ${S}.jobs j ON j.seq = t.job_seq

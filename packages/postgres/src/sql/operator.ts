@@ -1,40 +1,20 @@
 import {
   type AuditAction,
-  type AuditPage,
-  type AuditRecord,
   type CancelResult,
   type Instant,
   type JobActionRequest,
-  type ListAuditRequest,
   type QueueSettings,
   type RequeueResult,
-  clampToBound,
-  decodeSeqCursor,
-  encodeSeqCursor,
+  JOB_STATE_CODES,
+  isTerminalState,
+  terminalCauseSql,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
-import { type Session, adHoc } from "../session.js";
+import { appendAudit } from "./audit.js";
 import { resolveChildren } from "./children.js";
-import { stateOf, transitionCtes } from "./rows.js";
+import { stateOf, transitionCtes } from "./jobs.js";
 
-const APPEND_AUDIT = (S: string) =>
-  `INSERT INTO ${S}.audit (at, actor, action, target_kind, target, detail) VALUES ($1, $2, $3, $4, $5, $6)`;
-
-/** Appends one audit record inside the operation's transaction. */
-export async function appendAudit(
-  session: Session,
-  ctx: StoreContext,
-  record: Omit<AuditRecord, "seq">,
-): Promise<void> {
-  await session.query(ctx.sql.get("appendAudit", APPEND_AUDIT), [
-    record.at,
-    record.actor,
-    record.action,
-    record.targetKind,
-    record.target,
-    record.detail,
-  ]);
-}
+const STATE = JOB_STATE_CODES;
 
 const LOCK_JOB = (S: string) => `SELECT seq, id, state, has_children FROM ${S}.jobs WHERE id = $1 FOR UPDATE`;
 
@@ -42,7 +22,7 @@ const REQUEST_CANCEL = (S: string) => `UPDATE ${S}.jobs SET cancel_requested_by 
 
 const CANCEL_JOB = (S: string) => `
 WITH cancelled AS (
-  UPDATE ${S}.jobs j SET state = 4, terminal_at = $2, terminal_cause = 'cancelled by ' || $3,
+  UPDATE ${S}.jobs j SET state = ${STATE.cancelled}, terminal_at = $2, terminal_cause = ${terminalCauseSql("cancelledBy", { actor: "$3" })},
          lease_owner = NULL, lease_expires_at = NULL, cancel_requested_by = NULL, transition_count = j.transition_count + 1
   WHERE j.seq = $1
   RETURNING j.seq, j.state, j.attempt, j.transition_count
@@ -57,17 +37,17 @@ export async function cancelJob(ctx: StoreContext, request: JobActionRequest): P
   const result = await ctx.executor.run("cancelJob", "transaction", async (session): Promise<CancelResult> => {
     const [job] = await session.query(ctx.sql.get("lockJob", LOCK_JOB), [jobId]);
     if (job === undefined) return { status: "notFound" };
-    const state = job["state"] as number;
-    if (state >= 3) return { status: "notCancellable", state: stateOf(state) };
+    const state = stateOf(job["state"]);
+    if (isTerminalState(state)) return { status: "notCancellable", state };
     let result: CancelResult;
-    if (state === 2) {
+    if (state === "leased") {
       await session.query(ctx.sql.get("requestCancel", REQUEST_CANCEL), [job["seq"], actor]);
       result = { status: "cancelRequested" };
     } else {
       await session.query(ctx.sql.get("cancelJob", CANCEL_JOB), [job["seq"], now, actor, ctx.history, ctx.bounds.transitionsPerJob]);
       await session.step("job cancelled");
       if (job["has_children"] === true) {
-        await resolveChildren(session, ctx, [{ seq: job["seq"] as number, id: jobId, state: 4 }], now, due);
+        await resolveChildren(session, ctx, [{ seq: job["seq"] as number, id: jobId, state: STATE.cancelled }], now, due);
       }
       result = { status: "cancelled" };
     }
@@ -81,9 +61,9 @@ export async function cancelJob(ctx: StoreContext, request: JobActionRequest): P
 
 const REQUEUE_JOB = (S: string) => `
 WITH requeued AS (
-  UPDATE ${S}.jobs j SET state = 0, due_at = $2, attempt = 0, releases = 0, terminal_at = NULL, terminal_cause = NULL,
+  UPDATE ${S}.jobs j SET state = ${STATE.scheduled}, due_at = $2, attempt = 0, releases = 0, terminal_at = NULL, terminal_cause = NULL,
          transition_count = j.transition_count + 1
-  WHERE j.id = $1 AND j.state IN (5, 6)
+  WHERE j.id = $1 AND j.state IN (${STATE.deadLettered}, ${STATE.quarantined})
   RETURNING j.seq, j.queue, j.state, j.attempt, j.transition_count
 ),
 ${transitionCtes(S, "requeued", "$2", "$3", "$4")}
@@ -95,7 +75,7 @@ const STATE_OF = (S: string) => `SELECT state FROM ${S}.jobs WHERE id = $1`;
 const REGATE_CHILDREN = (S: string) => `
 UPDATE ${S}.jobs c SET parents_remaining = c.parents_remaining + 1
 FROM ${S}.job_edges e
-WHERE e.parent_seq = $1 AND c.seq = e.child_seq AND c.state = 1`;
+WHERE e.parent_seq = $1 AND c.seq = e.child_seq AND c.state = ${STATE.awaitingParents}`;
 
 /** See `JobStore.requeueJob`. */
 export async function requeueJob(ctx: StoreContext, request: JobActionRequest): Promise<RequeueResult> {
@@ -107,7 +87,7 @@ export async function requeueJob(ctx: StoreContext, request: JobActionRequest): 
       const [current] = await session.query(ctx.sql.get("stateOf", STATE_OF), [jobId]);
       return current === undefined ? { status: "notFound" } : { status: "notRequeueable", state: stateOf(current["state"]) };
     }
-    due.add(row["queue"] as string, 0, now);
+    due.add(row["queue"] as string, STATE.scheduled, now);
     await session.step("job requeued");
     await session.query(ctx.sql.get("regateChildren", REGATE_CHILDREN), [row["seq"]]);
     await appendAudit(session, ctx, { at: now, actor, action: "requeue", targetKind: "job", target: jobId, detail: null });
@@ -160,40 +140,4 @@ export async function listQueueSettings(ctx: StoreContext): Promise<QueueSetting
     paused: row["paused"] as boolean,
     concurrencyLimit: (row["concurrency_limit"] as number | null) ?? null,
   }));
-}
-
-/** See `JobStore.listAuditRecords`. */
-export async function listAuditRecords(ctx: StoreContext, request: ListAuditRequest): Promise<AuditPage> {
-  const limit = clampToBound(request.limit ?? ctx.bounds.monitorPage, ctx.bounds.monitorPage);
-  const newestFirst = request.order === "newestFirst";
-  const values: unknown[] = [];
-  const where: string[] = [];
-  if (request.after !== undefined) {
-    values.push(decodeSeqCursor(request.after));
-    where.push(newestFirst ? `seq < $${values.length}` : `seq > $${values.length}`);
-  }
-  if (request.target !== undefined) {
-    values.push(request.target);
-    where.push(`target = $${values.length}`);
-  }
-  if (request.targetKind !== undefined) {
-    values.push(request.targetKind);
-    where.push(`target_kind = $${values.length}`);
-  }
-  values.push(limit + 1);
-  const text = `SELECT seq, at, actor, action, target_kind, target, detail FROM ${ctx.sql.schema}.audit
-    ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-    ORDER BY seq ${newestFirst ? "DESC" : "ASC"} LIMIT $${values.length}`;
-  const rows = await ctx.executor.run("listAuditRecords", "autocommit", (s) => s.query(adHoc(text), values));
-  const records: AuditRecord[] = rows.slice(0, limit).map((row) => ({
-    seq: row["seq"] as number,
-    at: row["at"] as number,
-    actor: row["actor"] as string,
-    action: row["action"] as AuditAction,
-    targetKind: row["target_kind"] as AuditRecord["targetKind"],
-    target: row["target"] as string,
-    detail: (row["detail"] as string | null) ?? null,
-  }));
-  const last = records.at(-1);
-  return { records, nextCursor: rows.length > limit && last ? encodeSeqCursor(last.seq) : null };
 }

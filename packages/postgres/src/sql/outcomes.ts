@@ -3,15 +3,22 @@ import {
   type OutcomeResult,
   type Rejection,
   type ReportOutcomesRequest,
+  JOB_STATE_CODES,
   boundRejection,
+  failureDetailText,
   normalizeTags,
-  truncateUtf8,
+  terminalCauseSql,
   utf8ByteLength,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import { sqlState } from "../pg-errors.js";
 import { type EndedParent, resolveChildren } from "./children.js";
-import { encodeTags, stateOf, transitionCtes } from "./rows.js";
+import { encodeTags, stateOf, transitionCtes } from "./jobs.js";
+
+const STATE = JOB_STATE_CODES;
+
+/** How the statement receives each outcome's type. */
+const KINDS = { succeeded: 0, failed: 1, cancelled: 2, unroutable: 3 } as const;
 
 /**
  * A batch of outcomes is one statement: each row is fenced (leased by that worker, at that
@@ -57,23 +64,23 @@ cur AS MATERIALIZED (
     ) u
     WHERE r.add_tags IS NOT NULL
   ) m ON r.add_tags IS NOT NULL
-  WHERE j.state = 2 AND j.lease_owner = r.worker_id AND j.attempt = r.attempt AND j.lease_expires_at > $11
+  WHERE j.state = ${STATE.leased} AND j.lease_owner = r.worker_id AND j.attempt = r.attempt AND j.lease_expires_at > $11
 ),
 ended AS (
   UPDATE ${S}.jobs j SET
     state = CASE c.kind
-      WHEN 0 THEN 3
-      WHEN 1 THEN CASE WHEN c.retry_at IS NULL THEN 5 WHEN j.cancel_requested_by IS NOT NULL THEN 4 ELSE 0 END
-      WHEN 2 THEN 4
-      ELSE 6 END,
-    due_at = CASE WHEN c.kind = 1 AND c.retry_at IS NOT NULL AND j.cancel_requested_by IS NULL THEN c.retry_at ELSE j.due_at END,
-    terminal_at = CASE WHEN c.kind = 1 AND c.retry_at IS NOT NULL AND j.cancel_requested_by IS NULL THEN NULL ELSE $11::bigint END,
+      WHEN ${KINDS.succeeded} THEN ${STATE.succeeded}
+      WHEN ${KINDS.failed} THEN CASE WHEN c.retry_at IS NULL THEN ${STATE.deadLettered} WHEN j.cancel_requested_by IS NOT NULL THEN ${STATE.cancelled} ELSE ${STATE.scheduled} END
+      WHEN ${KINDS.cancelled} THEN ${STATE.cancelled}
+      ELSE ${STATE.quarantined} END,
+    due_at = CASE WHEN c.kind = ${KINDS.failed} AND c.retry_at IS NOT NULL AND j.cancel_requested_by IS NULL THEN c.retry_at ELSE j.due_at END,
+    terminal_at = CASE WHEN c.kind = ${KINDS.failed} AND c.retry_at IS NOT NULL AND j.cancel_requested_by IS NULL THEN NULL ELSE $11::bigint END,
     terminal_cause = CASE c.kind
-      WHEN 0 THEN 'succeeded'
-      WHEN 1 THEN CASE WHEN c.retry_at IS NULL THEN 'failed at attempt ' || (j.attempt - j.releases)
-                       WHEN j.cancel_requested_by IS NOT NULL THEN 'cancelled by ' || j.cancel_requested_by END
-      WHEN 2 THEN coalesce('cancelled by ' || j.cancel_requested_by, 'cancelled by handler')
-      ELSE 'unroutable: ' || c.reason END,
+      WHEN ${KINDS.succeeded} THEN ${terminalCauseSql("succeeded", {})}
+      WHEN ${KINDS.failed} THEN CASE WHEN c.retry_at IS NULL THEN ${terminalCauseSql("failed", { attempt: "j.attempt - j.releases" })}
+                       WHEN j.cancel_requested_by IS NOT NULL THEN ${terminalCauseSql("cancelledBy", { actor: "j.cancel_requested_by" })} END
+      WHEN ${KINDS.cancelled} THEN coalesce(${terminalCauseSql("cancelledBy", { actor: "j.cancel_requested_by" })}, ${terminalCauseSql("cancelledByHandler", {})})
+      ELSE ${terminalCauseSql("unroutable", { reason: "c.reason" })} END,
     lease_owner = NULL, lease_expires_at = NULL, cancel_requested_by = NULL,
     tags = coalesce(c.merged, j.tags),
     transition_count = j.transition_count + 1
@@ -81,7 +88,7 @@ ended AS (
   WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM cur x WHERE x.valid AND (x.add_tags IS NULL OR x.tag_count <= $15)))
     AND j.seq = c.seq
     -- The fence again, on the row's latest version. The leased state is compared with the copy
-    -- read by cur (always 2), not with a literal: no partial index then matches this update, and
+    -- read by cur (always leased), not with a literal: no partial index then matches this update, and
     -- the planner cannot trade the primary-key probes for a walk of the leased-jobs index.
     AND j.state = c.state AND j.lease_owner = c.worker_id AND j.attempt = c.attempt AND j.lease_expires_at > $11
   RETURNING j.seq, j.id, j.queue, j.state, j.due_at, j.attempt, j.has_children, j.transition_count,
@@ -89,7 +96,7 @@ ended AS (
 ),
 outputs AS (
   INSERT INTO ${S}.job_outputs (job_seq, output)
-  SELECT seq, output FROM ended WHERE kind = 0 AND output IS NOT NULL
+  SELECT seq, output FROM ended WHERE kind = ${KINDS.succeeded} AND output IS NOT NULL
   ON CONFLICT (job_seq) DO UPDATE SET output = EXCLUDED.output
 ),
 added_tags AS (
@@ -99,13 +106,11 @@ added_tags AS (
   WHERE e.add_tags IS NOT NULL
   ON CONFLICT DO NOTHING
 ),
-${transitionCtes(S, "ended", "$11", "(SELECT $12::boolean)", "$13", "CASE WHEN s.kind = 1 THEN s.detail END")}
+${transitionCtes(S, "ended", "$11", "(SELECT $12::boolean)", "$13", `CASE WHEN s.kind = ${KINDS.failed} THEN s.detail END`)}
 SELECT r.ord, e.state, e.queue, e.due_at, e.seq, e.id, e.has_children, (c.seq IS NOT NULL) AS fenced, c.tag_count,
-       ${S}.retry_in_transaction($14 AND EXISTS (SELECT 1 FROM ended x WHERE x.has_children AND x.state >= 3)) AS handover
+       ${S}.retry_in_transaction($14 AND EXISTS (SELECT 1 FROM ended x WHERE x.has_children AND x.state >= ${STATE.succeeded})) AS handover
 FROM r LEFT JOIN cur c ON c.ord = r.ord LEFT JOIN ended e ON e.ord = r.ord
 ORDER BY r.ord`;
-
-const KINDS = { succeeded: 0, failed: 1, cancelled: 2, unroutable: 3 } as const;
 
 interface PreparedReport {
   readonly index: number;
@@ -149,7 +154,7 @@ export async function reportOutcomes(ctx: StoreContext, request: ReportOutcomesR
   const batches = rounds(reports.map((report, i) => prepare(ctx, report, i)));
   const detailOf = (report: OutcomeReport): string | null =>
     ctx.detail && report.outcome.type === "failed" && report.outcome.failureDetail != null
-      ? truncateUtf8(report.outcome.failureDetail, ctx.bounds.failureDetailBytes)
+      ? failureDetailText(report.outcome.failureDetail, ctx.bounds.failureDetailBytes)
       : null;
 
   const attempt = (mode: "autocommit" | "transaction") =>
@@ -182,7 +187,7 @@ export async function reportOutcomes(ctx: StoreContext, request: ReportOutcomesR
             const state = row["state"] as number;
             results[index] = { jobId, status: "applied", state: stateOf(state) };
             due.add(row["queue"] as string, state, row["due_at"] as number);
-            if (state >= 3 && row["has_children"] === true) ended.push({ seq: row["seq"] as number, id: jobId, state });
+            if (state >= STATE.succeeded && row["has_children"] === true) ended.push({ seq: row["seq"] as number, id: jobId, state });
           } else if (row["fenced"] === true && rejection !== null) {
             results[index] = { jobId, status: "rejected", rejection };
           } else if (row["fenced"] === true && (row["tag_count"] as number) > ctx.bounds.tagsPerJob) {

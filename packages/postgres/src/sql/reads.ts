@@ -1,51 +1,22 @@
 import {
   type DependencyEdges,
   type JobCount,
-  type JobFilter,
   type JobPage,
   type JobRecord,
   type ListJobsRequest,
   type TransitionRecord,
-  JOB_STATE_CODES,
   clampToBound,
   decodeSeqCursor,
   encodeSeqCursor,
+  isTerminalState,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { adHoc } from "../session.js";
-import { SUMMARY_COLUMNS, decodeIds, stateOf, toRecord, toSummary } from "./rows.js";
+import { filterConditions } from "./filters.js";
+import { SUMMARY_COLUMNS, decodeIds, stateOf, toRecord, toSummary } from "./jobs.js";
 
 // Monitoring reads: each runs on its own in autocommit, so it sees committed effects only and
 // never waits for a writer (MVCC).
-
-/**
- * The SQL conditions of a job filter over `S.jobs j`, pushing their parameters onto `values`.
- * Values within one field are OR-ed (`= ANY`), fields and tag predicates AND-ed.
- */
-export function filterConditions(S: string, filter: JobFilter, values: unknown[]): string[] {
-  const conditions: string[] = [];
-  const param = (value: unknown): string => {
-    values.push(value);
-    return `$${values.length}`;
-  };
-  if (filter.states !== undefined) conditions.push(`j.state = ANY(${param(filter.states.map((s) => JOB_STATE_CODES[s]))}::int2[])`);
-  if (filter.queues !== undefined) conditions.push(`j.queue = ANY(${param(filter.queues)}::text[])`);
-  if (filter.jobNames !== undefined) conditions.push(`j.job_name = ANY(${param(filter.jobNames)}::text[])`);
-  if (filter.scheduleId !== undefined) conditions.push(`j.schedule_id = ${param(filter.scheduleId)}`);
-  if (filter.workflowId !== undefined) conditions.push(`j.workflow_id = ${param(filter.workflowId)}`);
-  for (const predicate of filter.tags ?? []) {
-    if ("label" in predicate) {
-      conditions.push(`EXISTS (SELECT 1 FROM ${S}.job_tags t WHERE t.job_seq = j.seq AND t.key = '' AND t.value = ${param(predicate.label)})`);
-    } else if ("value" in predicate) {
-      conditions.push(
-        `EXISTS (SELECT 1 FROM ${S}.job_tags t WHERE t.job_seq = j.seq AND t.key = ${param(predicate.key)} AND t.value = ${param(predicate.value)})`,
-      );
-    } else {
-      conditions.push(`EXISTS (SELECT 1 FROM ${S}.job_tags t WHERE t.job_seq = j.seq AND t.key = ${param(predicate.key)})`);
-    }
-  }
-  return conditions;
-}
 
 const GET_JOB = (S: string) => `SELECT ${SUMMARY_COLUMNS}, j.payload FROM ${S}.jobs j WHERE j.id = $1`;
 
@@ -129,7 +100,7 @@ export async function getDependencies(ctx: StoreContext, jobId: string): Promise
   const parentStates = new Map(rows.filter((r) => r["kind"] === "parent").map((r) => [r["id"] as string, r["state"] as number]));
   const parents = decodeIds(self["parent_ids"]).flatMap((id) => {
     const state = parentStates.get(id);
-    return state === undefined ? [] : [{ jobId: id, state: stateOf(state), gating: state < 3 }];
+    return state === undefined ? [] : [{ jobId: id, state: stateOf(state), gating: !isTerminalState(stateOf(state)) }];
   });
   const children = rows.filter((r) => r["kind"] === "child").map((r) => ({ jobId: r["id"] as string, state: stateOf(r["state"]) }));
   return { parents, children };

@@ -1,4 +1,6 @@
-import { type PurgeTerminalRequest, clampToBound } from "@belay/contract";
+import { JOB_STATE_CODES, type PurgeTerminalRequest, clampToBound } from "@belay/contract";
+
+const STATE = JOB_STATE_CODES;
 import type { StoreContext } from "../context.js";
 
 /**
@@ -12,7 +14,7 @@ WITH victims AS MATERIALIZED (
   SELECT j.ctid, j.seq, j.workflow_id FROM ${S}.jobs j
   WHERE j.state IN (${states}) AND j.terminal_at < $1
     AND (j.workflow_id IS NULL OR (
-      SELECT bool_and(m.state >= 3 AND m.terminal_at < $1) FROM ${S}.jobs m WHERE m.workflow_id = j.workflow_id))
+      SELECT bool_and(m.state >= ${STATE.succeeded} AND m.terminal_at < $1) FROM ${S}.jobs m WHERE m.workflow_id = j.workflow_id))
   ORDER BY j.terminal_at, j.seq
   LIMIT $2
   FOR UPDATE SKIP LOCKED
@@ -38,8 +40,8 @@ export async function purgeTerminal(ctx: StoreContext, request: PurgeTerminalReq
   const max = clampToBound(request.max, ctx.bounds.purgeBatch);
   const statement =
     request.retentionClass === "succeededOrCancelled"
-      ? ctx.sql.get("purgeSucceededCancelled", (S) => PURGE(S, "3, 4"))
-      : ctx.sql.get("purgeDeadQuarantined", (S) => PURGE(S, "5, 6"));
+      ? ctx.sql.get("purgeSucceededCancelled", (S) => PURGE(S, `${STATE.succeeded}, ${STATE.cancelled}`))
+      : ctx.sql.get("purgeDeadQuarantined", (S) => PURGE(S, `${STATE.deadLettered}, ${STATE.quarantined}`));
   return ctx.executor.run("purgeTerminal", "autocommit", async (session) => {
     const [row] = await session.query(statement, [request.before, max]);
     await session.step("jobs purged");

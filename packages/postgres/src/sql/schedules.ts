@@ -1,5 +1,6 @@
 import {
   type CatchUpPolicy,
+  JOB_STATE_CODES,
   type MintDueRequest,
   type MintResult,
   type NormalizedNewJob,
@@ -14,9 +15,11 @@ import {
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import type { Row } from "../session.js";
-import { type PlannedInsert, insertJobs } from "./insert-jobs.js";
-import { decodeTags } from "./rows.js";
-import { appendAudit } from "./operator.js";
+import { appendAudit } from "./audit.js";
+import { type PlannedInsert, insertJobs } from "./enqueue.js";
+import { decodeTags } from "./jobs.js";
+
+const STATE = JOB_STATE_CODES;
 
 // A new schedule starts its cursor at now; a redefinition replaces every field but the cursor,
 // the skipped ticks and the creation time.
@@ -66,7 +69,7 @@ export async function removeSchedule(ctx: StoreContext, scheduleId: string): Pro
 // terminal — a scalar subquery with LIMIT, which the planner cannot turn into a scan of all jobs.
 const SCHEDULE_COLUMNS = (S: string) => `s.id, s.cron, s.time_zone, s.job_name, s.queue, s.tags, s.catch_up, s.no_overlap,
   s.cursor, array_to_json(s.skipped_ticks)::text AS skipped_ticks, s.created_at, s.updated_at,
-  (SELECT true FROM ${S}.jobs j WHERE j.schedule_id = s.id AND j.state < 3 LIMIT 1) IS NOT NULL AS live`;
+  (SELECT true FROM ${S}.jobs j WHERE j.schedule_id = s.id AND j.state < ${STATE.succeeded} LIMIT 1) IS NOT NULL AS live`;
 
 /** Every schedule without its payload, with its live-instance probe. */
 export const LIST_SCHEDULES = (S: string) => `SELECT ${SCHEDULE_COLUMNS(S)} FROM ${S}.schedules s ORDER BY s.id`;
@@ -127,7 +130,7 @@ function instance(schedule: Row, id: string, dueAt: number): PlannedInsert {
     tags: decodeTags(schedule["tags"]),
     traceContext: null,
   };
-  return { job, state: 0, parentsRemaining: 0, terminalCause: null, scheduleId: schedule["id"] as string, workflowId: null };
+  return { job, state: STATE.scheduled, parentsRemaining: 0, terminalCause: null, scheduleId: schedule["id"] as string, workflowId: null };
 }
 
 /** See `JobStore.mintDue`: every decision in one transaction, each applied whole or not at all. */
@@ -155,7 +158,7 @@ export async function mintDue(ctx: StoreContext, request: MintDueRequest): Promi
       const planned = [...new Set(decision.mint)].map((tick) => instance(schedule, scheduledJobId(scheduleId, tick), tick));
       const outcomes = await insertJobs(session, ctx.sql, planned, now, ctx.history);
       const jobIds = planned.filter((_, i) => outcomes[i]!.seq !== null).map((p) => p.job.id);
-      for (const p of planned) due.add(p.job.queue, 0, p.job.dueAt);
+      for (const p of planned) due.add(p.job.queue, STATE.scheduled, p.job.dueAt);
       await session.step(`ticks of ${scheduleId} minted`);
       results.push({ scheduleId, status: "minted", jobIds });
     }

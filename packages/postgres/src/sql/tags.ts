@@ -11,7 +11,7 @@ import {
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { adHoc } from "../session.js";
-import { filterConditions } from "./reads.js";
+import { filterConditions } from "./filters.js";
 
 /** See `JobStore.facetTags`: distinct jobs per value, count descending then value in code-point order. */
 export async function facetTags(ctx: StoreContext, request: FacetRequest): Promise<FacetValue[]> {

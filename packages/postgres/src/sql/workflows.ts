@@ -15,9 +15,8 @@ import {
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import type { PostgresQueryExecutor, Row, Session } from "../session.js";
-import { initialState } from "./enqueue.js";
-import { type PlannedInsert, insertJobs, notifyQueues } from "./insert-jobs.js";
-import { stateOf } from "./rows.js";
+import { type PlannedInsert, initialState, insertJobs, notifyQueues } from "./enqueue.js";
+import { stateOf } from "./jobs.js";
 
 const TAKEN = (S: string) => `
 SELECT 'workflow' AS kind, id FROM ${S}.workflows WHERE id = $1

@@ -1,40 +1,23 @@
 import {
   type ClaimedJob,
-  type DependencyMode,
   type JobRecord,
   type JobState,
   type JobSummary,
   type Tag,
+  dependencyModeFromCode,
   jobStateFromCode,
 } from "@belay/contract";
 import type { Row } from "../session.js";
 
-// How rows become contract records. Tags and parent ids are stored as JSON text on the job row
-// (tags as [key, value] pairs, in the order the job got them).
-
-/** Stored state codes (`JOB_STATE_CODES`), for the TypeScript side of the SQL. */
-export const SCHEDULED = 0;
-/** See {@link SCHEDULED}. */
-export const AWAITING_PARENTS = 1;
-/** See {@link SCHEDULED}. */
-export const LEASED = 2;
-/** See {@link SCHEDULED}. */
-export const SUCCEEDED = 3;
-/** See {@link SCHEDULED}. */
-export const CANCELLED = 4;
-/** See {@link SCHEDULED}. */
-export const DEAD_LETTERED = 5;
-/** See {@link SCHEDULED}. */
-export const QUARANTINED = 6;
+// How rows become contract records, and the transition log every state move appends to. Tags
+// and parent ids are stored as JSON text on the job row (tags as [key, value] pairs, in the
+// order the job got them). States and dependency modes are stored as the contract's codes
+// (`JOB_STATE_CODES`, `DEPENDENCY_MODE_CODES`), interpolated into the SQL text where it names one.
 
 /** The columns of a job summary, for `SELECT` lists over `S.jobs j`. */
 export const SUMMARY_COLUMNS = `j.seq, j.id, j.job_name, j.queue, j.state, j.due_at, j.attempt, j.releases, j.lease_owner,
   j.lease_expires_at, j.cancel_requested_by, j.enqueued_at, j.terminal_at, j.terminal_cause, j.parent_ids,
   j.dependency_mode, j.tags, j.trace_context, j.schedule_id, j.workflow_id`;
-
-/** SQL mapping a state code in `expr` to its contract name (for terminal causes). */
-export const STATE_NAME_SQL = (expr: string): string =>
-  `(ARRAY['scheduled','awaitingParents','leased','succeeded','cancelled','deadLettered','quarantined'])[${expr} + 1]`;
 
 /** Tags as stored: `[["key","value"], …]`, or `null` for none. */
 export function encodeTags(tags: readonly Tag[]): string | null {
@@ -55,14 +38,6 @@ export function encodeIds(ids: readonly string[]): string | null {
 /** Parent ids from their stored JSON text. */
 export function decodeIds(text: unknown): string[] {
   return typeof text === "string" ? (JSON.parse(text) as string[]) : [];
-}
-
-/** Dependency modes by stored code. */
-export const DEPENDENCY_MODES: readonly DependencyMode[] = ["onSuccess", "onAnyTerminal"];
-
-/** The stored code of a dependency mode. */
-export function modeCode(mode: DependencyMode): number {
-  return mode === "onAnyTerminal" ? 1 : 0;
 }
 
 /**
@@ -98,7 +73,7 @@ export function toSummary(row: Row): JobSummary {
     terminalAt: (row["terminal_at"] as number | null) ?? null,
     terminalCause: (row["terminal_cause"] as string | null) ?? null,
     parentIds: decodeIds(row["parent_ids"]),
-    dependencyMode: DEPENDENCY_MODES[row["dependency_mode"] as number] ?? "onSuccess",
+    dependencyMode: dependencyModeFromCode(row["dependency_mode"] as number),
     tags: decodeTags(row["tags"]),
     traceContext: (row["trace_context"] as string | null) ?? null,
     scheduleId: (row["schedule_id"] as string | null) ?? null,
@@ -130,7 +105,7 @@ export function toClaimed(tuple: readonly unknown[]): ClaimedJob {
     leaseExpiresAt: tuple[9] as number,
     tags: decodeTags(tuple[10]),
     parentIds: decodeIds(tuple[11]),
-    dependencyMode: DEPENDENCY_MODES[tuple[12] as number] ?? "onSuccess",
+    dependencyMode: dependencyModeFromCode(tuple[12] as number),
     traceContext: (tuple[13] as string | null) ?? null,
     scheduleId: (tuple[14] as string | null) ?? null,
     workflowId: (tuple[15] as string | null) ?? null,

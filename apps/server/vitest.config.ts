@@ -6,7 +6,8 @@ export default defineProject({
   test: {
     name: "server",
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    testTimeout: 30_000,
+    // Tests wait for events with deadlines of their own (20–30 s, for a loaded machine).
+    testTimeout: 60_000,
     hookTimeout: 60_000,
   },
 });

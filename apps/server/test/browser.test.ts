@@ -14,7 +14,7 @@ import { ADMIN, TOKENS, VIEWER } from "./helpers.js";
 const CHROMIUM = "/usr/bin/chromium";
 
 /** Retries `check` until it passes or `timeoutMs` runs out (playwright-core has no web-first assertions). */
-async function eventually(check: () => Promise<void>, timeoutMs = 5_000): Promise<void> {
+async function eventually(check: () => Promise<void>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -83,7 +83,7 @@ describe.runIf(available)("dashboard in a browser", () => {
     expect(new URL(page.url()).search).toBe("");
     await eventually(async () => expect(await text(page.locator(".who"))).toContain("Signed in as admin"));
     await eventually(async () => expect(await page.locator(".stats .stat").count()).toBe(7));
-    await eventually(async () => expect(await page.locator("[data-live-indicator]").getAttribute("class")).toMatch(/on/), 5_000);
+    await eventually(async () => expect(await page.locator("[data-live-indicator]").getAttribute("class")).toMatch(/on/));
     await shot(page, "overview");
   });
 
@@ -91,7 +91,7 @@ describe.runIf(available)("dashboard in a browser", () => {
     const tile = page.locator(".stat.s-scheduled .v");
     const before = Number((await tile.innerText()).replace(/,/g, ""));
     await store.enqueue({ jobs: [{ id: "live-1", jobName: "email.send", queue: "mail", payload: "{}", dueAt: Date.now() + 60_000 }], now: Date.now() });
-    await eventually(async () => expect((await text(tile)).trim()).toBe(String(before + 1)), 5_000);
+    await eventually(async () => expect((await text(tile)).trim()).toBe(String(before + 1)));
   });
 
   it("filters jobs by tag", async () => {

@@ -64,7 +64,7 @@ describe("belay-server", () => {
     });
     expect(enqueue.status).toBe(201);
     let state = "";
-    for (let i = 0; i < 100 && state !== "succeeded"; i++) {
+    for (const deadline = Date.now() + 30_000; state !== "succeeded" && Date.now() < deadline; ) {
       const detail = (await (await fetch(`${base}/api/v1/jobs/g1`, { headers: { authorization: "Bearer secret-for-ops" } })).json()) as {
         job: { state: string; queue: string };
         output: unknown;

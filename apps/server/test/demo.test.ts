@@ -64,7 +64,7 @@ describe("pnpm start (the demo)", () => {
     expect(me).toMatchObject({ actor: "admin" });
     // The worker runs the demo's jobs and the trickle keeps enqueueing.
     let succeeded = 0;
-    for (let i = 0; i < 50 && succeeded === 0; i++) {
+    for (const deadline = Date.now() + 30_000; succeeded === 0 && Date.now() < deadline; ) {
       const counts = (await (await fetch(`${base}/api/v1/counts`)).json()) as { totals: Record<string, number> };
       succeeded = counts.totals["succeeded"] ?? 0;
       if (succeeded === 0) await new Promise((r) => setTimeout(r, 200));

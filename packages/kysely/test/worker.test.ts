@@ -9,7 +9,7 @@ import { scratchFolder, sqliteWorld } from "./support/sqlite-world.js";
 // End to end: an order row and its confirmation job committed together through Kysely, then
 // run by a Worker of @belay/core started on the same database.
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -64,7 +64,7 @@ describe("a Worker runs the job enqueued through Kysely", () => {
     } finally {
       await world.close();
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 const target = await postgresTarget("worker.test.ts");
@@ -83,5 +83,5 @@ describe.skipIf(target.url === undefined)(`a Worker runs the job enqueued throug
     } finally {
       await world.close();
     }
-  }, 30_000);
+  }, 60_000);
 });

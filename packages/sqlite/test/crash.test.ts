@@ -24,6 +24,8 @@ describe("sqlite: a process killed mid-load", () => {
     const path = join(dir, "crash.db");
     const child = fork(script, [path], { execArgv: [], stdio: ["ignore", "pipe", "inherit", "ipc"] });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, signal) => resolve(signal)));
+    // 'close' comes after the child's stdout has ended: every line it wrote has been read.
+    const drained = new Promise<void>((resolve) => child.once("close", () => resolve()));
     const acknowledged: string[] = [];
     let pending = "";
     await new Promise<void>((resolve, reject) => {
@@ -38,7 +40,7 @@ describe("sqlite: a process killed mid-load", () => {
     child.kill("SIGKILL");
     expect(await exited).toBe("SIGKILL");
     // Lines already in the pipe were acknowledged before the kill too.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await drained;
     acknowledged.push(...pending.split("\n").filter((line) => line.length > 0));
 
     const check = new Database(path, { readonly: true });

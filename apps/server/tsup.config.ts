@@ -1,10 +1,4 @@
-import { defineConfig } from "tsup";
+import { packageBuild } from "../../tsup.base.js";
 
-export default defineConfig({
-  entry: ["src/main.ts", "src/index.ts"],
-  format: ["esm"],
-  dts: { entry: "src/index.ts" },
-  sourcemap: true,
-  clean: true,
-  target: "node20",
-});
+// The binary and the library entry, ESM only (a CLI); declarations for the library.
+export default packageBuild({ entry: ["src/main.ts", "src/index.ts"], format: ["esm"], dts: { entry: "src/index.ts" } });

@@ -1,9 +1,4 @@
-import { defineConfig } from "tsup";
+import { packageBuild } from "../../tsup.base.js";
 
-export default defineConfig({
-  entry: ["src/main.ts"],
-  format: ["esm"],
-  sourcemap: true,
-  clean: true,
-  target: "node20",
-});
+// The binary only, ESM (a CLI).
+export default packageBuild({ entry: ["src/main.ts"], format: ["esm"], dts: false });

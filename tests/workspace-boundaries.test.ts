@@ -6,7 +6,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
-const root = fileURLToPath(new URL("../../..", import.meta.url));
+const root = fileURLToPath(new URL("..", import.meta.url));
 const SKIPPED_FOLDERS = new Set(["node_modules", "dist", ".turbo", "test-output", "coverage"]);
 const SOURCE_FILE = /\.(?:[cm]?[jt]s|tsx|jsx)$/;
 const DEPENDENCY_FIELDS = ["dependencies", "devDependencies", "peerDependencies", "optionalDependencies"] as const;

@@ -25,6 +25,9 @@ if (existsSync(report)) {
   failed = 1; // vitest crashed before reporting: count the run itself as a failure
 }
 const status = run.status ?? 1;
+// vitest failed outside every test (a globalSetup that threw — under CI=true, no PostgreSQL — or an
+// unhandled error): the run itself counts as a failure, so the summary line never reads clean.
+if (status !== 0 && failed === 0) failed = 1;
 if (skipped > 0) console.log(`${skipped} skipped (each skipped title says what it needs)`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(status !== 0 ? status : failed > 0 ? 1 : 0);

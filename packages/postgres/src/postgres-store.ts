@@ -347,7 +347,7 @@ export class PostgresStore implements JobStore {
   async expireLeases(request: ExpireLeasesRequest): Promise<ExpireLeasesResult> {
     assertExpireLeasesRequest(request, this.#ctx.bounds);
     await this.#open();
-    return { expired: await expireLeases(this.#ctx, request) };
+    return expireLeases(this.#ctx, request);
   }
 
   // ---- schedules -----------------------------------------------------------------------------

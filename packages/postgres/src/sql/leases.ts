@@ -1,5 +1,6 @@
 import {
   type ExpireLeasesRequest,
+  type ExpireLeasesResult,
   type ExpiredLease,
   type HeartbeatRequest,
   type HeartbeatResult,
@@ -7,12 +8,11 @@ import {
   type ReleaseResult,
   JOB_STATE_CODES,
   clampToBound,
-  terminalCauseSql,
+  leaseExpiryDisposition,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
-import { sqlState } from "../pg-errors.js";
 import { type EndedParent, resolveChildren } from "./children.js";
-import { stateOf, transitionCtes } from "./jobs.js";
+import { transitionCtes } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 
@@ -126,88 +126,96 @@ export async function release(ctx: StoreContext, request: ReleaseRequest): Promi
   });
 }
 
+// Lease expiry is off the hot path, so it takes a few round trips in one transaction rather
+// than one statement: the candidate leases are locked, the contract's rule
+// (`leaseExpiryDisposition`) decides each one in JavaScript — the same rule every store applies —
+// and one statement fed by arrays writes every disposition back with its transition. Children of
+// the jobs it ends are resolved in the same transaction, so the whole sweep commits or not at all.
+
 /**
- * Expired leases of the served queues (all queues when none are named), oldest expiry first,
- * taken with SKIP LOCKED so concurrent sweepers dispose of each exactly once; each becomes
- * cancelled (a pending cancel request), dead-lettered (at the attempt ceiling) or scheduled
- * after the retry delay of its counted attempt. Like outcomes, the statement hands over to a
- * transaction when a job it ends has children.
+ * The expired leases of the served queues (all queues when none are named), oldest expiry first,
+ * locked FOR UPDATE SKIP LOCKED: a concurrent sweeper skips them (and this one skips its), so
+ * each lease is disposed of exactly once, and no heartbeat, outcome or release can change them
+ * before this transaction ends. Each queue's leases are read from the leased-jobs index in expiry
+ * order under a LIMIT; a lease renewed since the statement's snapshot is re-checked on the row's
+ * latest version when it is locked, and is then no longer a candidate.
  */
-export const EXPIRE_LEASES = (S: string) => `
+export const LOCK_EXPIRED_LEASES = (S: string) => `
 WITH served AS (
   SELECT queue FROM ${S}.queues WHERE $1::text[] IS NULL
   UNION
   SELECT unnest($1::text[])
-),
-candidates AS MATERIALIZED (
-  SELECT c.seq, c.state, c.lease_expires_at FROM served s CROSS JOIN LATERAL (
-    SELECT j.seq, j.state, j.lease_expires_at FROM ${S}.jobs j
-    WHERE j.queue = s.queue AND j.state = ${STATE.leased} AND j.lease_expires_at <= $2
-    ORDER BY j.lease_expires_at, j.seq
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED
-  ) c
-  ORDER BY c.lease_expires_at, c.seq
+)
+SELECT c.seq, c.id, c.queue, c.attempt, c.releases, c.cancel_requested_by, c.has_children
+FROM served s CROSS JOIN LATERAL (
+  SELECT j.seq, j.id, j.queue, j.attempt, j.releases, j.cancel_requested_by, j.has_children, j.lease_expires_at
+  FROM ${S}.jobs j
+  WHERE j.queue = s.queue AND j.state = ${STATE.leased} AND j.lease_expires_at <= $2
+  ORDER BY j.lease_expires_at, j.seq
   LIMIT $3
+  FOR UPDATE SKIP LOCKED
+) c
+ORDER BY c.lease_expires_at, c.seq
+LIMIT $3`;
+
+/**
+ * Writes the decided dispositions of locked leases by primary key: the new state, the due time
+ * (kept where none is given), the terminal cause (none for a rescheduled job), and the
+ * transitions. The rows have been this transaction's since they were locked, so the expiry is
+ * not checked again.
+ */
+export const DISPOSE_LEASES = (S: string) => `
+WITH d AS (
+  SELECT * FROM unnest($1::bigint[], $2::int2[], $3::bigint[], $4::text[]) AS d(seq, state, due_at, terminal_cause)
 ),
 expired AS (
   UPDATE ${S}.jobs j SET
-    state = CASE WHEN j.cancel_requested_by IS NOT NULL THEN ${STATE.cancelled} WHEN j.attempt - j.releases >= $4 THEN ${STATE.deadLettered} ELSE ${STATE.scheduled} END,
-    due_at = CASE WHEN j.cancel_requested_by IS NULL AND j.attempt - j.releases < $4
-                  THEN $2 + coalesce(($5::bigint[])[least(greatest(j.attempt - j.releases, 1), cardinality($5::bigint[]))], 0)
-                  ELSE j.due_at END,
-    terminal_at = CASE WHEN j.cancel_requested_by IS NOT NULL OR j.attempt - j.releases >= $4 THEN $2::bigint END,
-    terminal_cause = CASE WHEN j.cancel_requested_by IS NOT NULL THEN ${terminalCauseSql("cancelledOnExpiry", { actor: "j.cancel_requested_by" })}
-                          WHEN j.attempt - j.releases >= $4 THEN ${terminalCauseSql("expiredAtCeiling", { maxAttempts: "$4" })} END,
+    state = d.state,
+    due_at = coalesce(d.due_at, j.due_at),
+    terminal_at = CASE WHEN d.state >= ${STATE.succeeded} THEN $5::bigint END,
+    terminal_cause = d.terminal_cause,
     lease_owner = NULL, lease_expires_at = NULL, cancel_requested_by = NULL,
     transition_count = j.transition_count + 1
-  FROM candidates c
-  -- By primary key; the leased state is compared with the candidate's copy, not a literal (see HEARTBEAT).
-  WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM candidates x)) AND j.seq = c.seq AND j.state = c.state AND j.lease_expires_at <= $2
-  RETURNING j.seq, j.id, j.queue, j.state, j.due_at, j.attempt, j.has_children, j.transition_count, c.lease_expires_at AS expired_at
+  FROM d
+  WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM d x)) AND j.seq = d.seq
+  RETURNING j.seq, j.state, j.attempt, j.transition_count
 ),
-${transitionCtes(S, "expired", "$2", "(SELECT $6::boolean)", "$7")}
-SELECT seq, id, queue, state, due_at, has_children,
-       ${S}.retry_in_transaction($8 AND EXISTS (SELECT 1 FROM expired x WHERE x.has_children AND x.state >= ${STATE.succeeded})) AS handover
-FROM expired ORDER BY expired_at, seq`;
+${transitionCtes(S, "expired", "$5", "$6", "$7")}
+SELECT count(*) AS expired FROM expired`;
 
 /** See `JobStore.expireLeases`. */
-export async function expireLeases(ctx: StoreContext, request: ExpireLeasesRequest): Promise<ExpiredLease[]> {
+export async function expireLeases(ctx: StoreContext, request: ExpireLeasesRequest): Promise<ExpireLeasesResult> {
   const { now, retry } = request;
   const max = clampToBound(request.max, ctx.bounds.claimBatch);
   const queues = request.queues === undefined ? null : [...new Set(request.queues)];
-  if (queues !== null && queues.length === 0) return [];
-  const attempt = (mode: "autocommit" | "transaction") =>
-    ctx.executor.run("expireLeases", mode, async (session) => {
-      const due = new DueQueues(now);
-      const rows = await session.query(ctx.sql.get("expireLeases", EXPIRE_LEASES), [
-        queues,
-        now,
-        max,
-        retry.maxAttempts,
-        retry.delaysMs,
-        ctx.history,
-        ctx.bounds.transitionsPerJob,
-        !session.transactional,
-      ]);
-      await session.step("leases expired");
-      const ended: EndedParent[] = [];
-      const expired = rows.map((row): ExpiredLease => {
-        const state = row["state"] as number;
-        due.add(row["queue"] as string, state, row["due_at"] as number);
-        if (state >= STATE.succeeded && row["has_children"] === true) ended.push({ seq: row["seq"] as number, id: row["id"] as string, state });
-        return { jobId: row["id"] as string, state: stateOf(state) };
-      });
-      await resolveChildren(session, ctx, ended, now, due);
-      return { expired, due };
+  if (queues !== null && queues.length === 0) return { expired: [] };
+  const due = new DueQueues(now);
+  const expired = await ctx.executor.run("expireLeases", "transaction", async (session): Promise<ExpiredLease[]> => {
+    const leases = await session.query(ctx.sql.get("lockExpiredLeases", LOCK_EXPIRED_LEASES), [queues, now, max]);
+    if (leases.length === 0) return [];
+    await session.step("leases locked");
+    const decided = leases.map((row) => {
+      const job = { attempt: row["attempt"] as number, releases: row["releases"] as number, cancelRequestedBy: (row["cancel_requested_by"] as string | null) ?? null };
+      return { row, disposition: leaseExpiryDisposition(job, retry, now) };
     });
-  let result: Awaited<ReturnType<typeof attempt>>;
-  try {
-    result = await attempt("autocommit");
-  } catch (error) {
-    if (sqlState(error) !== "BLY01") throw error;
-    result = await attempt("transaction");
-  }
-  ctx.hint(result.due.queues);
-  return result.expired;
+    await session.query(ctx.sql.get("disposeLeases", DISPOSE_LEASES), [
+      decided.map(({ row }) => row["seq"]),
+      decided.map(({ disposition }) => JOB_STATE_CODES[disposition.state]),
+      decided.map(({ disposition }) => (disposition.state === "scheduled" ? disposition.dueAt : null)),
+      decided.map(({ disposition }) => (disposition.state === "scheduled" ? null : disposition.terminalCause)),
+      now,
+      ctx.history,
+      ctx.bounds.transitionsPerJob,
+    ]);
+    await session.step("leases expired");
+    const ended: EndedParent[] = [];
+    for (const { row, disposition } of decided) {
+      if (disposition.state === "scheduled") due.add(row["queue"] as string, STATE.scheduled, disposition.dueAt);
+      else if (row["has_children"] === true) ended.push({ seq: row["seq"] as number, id: row["id"] as string, state: STATE[disposition.state] });
+    }
+    await resolveChildren(session, ctx, ended, now, due);
+    return decided.map(({ row, disposition }) => ({ jobId: row["id"] as string, state: disposition.state }));
+  });
+  ctx.hint(due.queues);
+  return { expired };
 }

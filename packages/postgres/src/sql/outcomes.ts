@@ -1,4 +1,5 @@
 import {
+  type Outcome,
   type OutcomeReport,
   type OutcomeResult,
   type Rejection,
@@ -17,8 +18,9 @@ import { encodeTags, stateOf, transitionCtes } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 
-/** How the statement receives each outcome's type. */
-const KINDS = { succeeded: 0, failed: 1, cancelled: 2, unroutable: 3 } as const;
+/** Outcome types as the statement receives them: each type's position in this list. */
+const OUTCOME_TYPES = ["succeeded", "failed", "cancelled", "unroutable"] as const;
+const KINDS = Object.fromEntries(OUTCOME_TYPES.map((type, code) => [type, code])) as Readonly<Record<Outcome["type"], number>>;
 
 /**
  * A batch of outcomes is one statement: each row is fenced (leased by that worker, at that

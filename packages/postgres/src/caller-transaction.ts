@@ -1,16 +1,21 @@
-import { InvalidTransactionError, isBelayError } from "@belay/contract";
-import { type Executor, type PostgresQueryExecutor, type Row, adHoc, callerTransactionError } from "./session.js";
+import { type QueryExecutor, type QueryRow, InvalidTransactionError, isBelayError } from "@belay/contract";
+import { type CheckedExecutor, type Executor, adHoc, callerTransactionError } from "./session.js";
 
-/** What an enqueue inside a caller's transaction did, and what is left to do once it commits. */
-export interface EnqueuedThrough<T> {
-  readonly result: T;
-  /**
-   * Nothing on PostgreSQL: the wake-up hints rode the caller's transaction as `NOTIFY`, which
-   * PostgreSQL delivers at its commit and drops at its rollback. Present so that a bridge can
-   * treat every store alike.
-   */
-  afterCommit(): void;
-}
+/**
+ * A way to run SQL inside a transaction the caller holds open on the store's database — what
+ * `PostgresStore#enqueueThrough` accepts: the contract's `QueryExecutor`, under the name this
+ * package exported it by. `query` runs one statement with its `$n` placeholders bound to
+ * `values`, on that transaction's connection, and resolves to the rows it returns. Rows may come
+ * with the caller's own type parsing (bigint as text, as `pg` does by default): the store
+ * converts what it reads.
+ *
+ * With Kysely: `(sql, values) => trx.executeQuery(CompiledQuery.raw(sql, [...values])).then((r) => r.rows)`
+ * (what `@belay/kysely` does).
+ */
+export type PostgresQueryExecutor = QueryExecutor;
+
+/** A row as a driver returns it: the contract's `QueryRow`, under the name this package exported it by. */
+export type PostgresRow = QueryRow;
 
 /**
  * Where a connection is: its database, the OID of the store's `schema_migrations` table there
@@ -29,7 +34,7 @@ const WHEREABOUTS = adHoc(
     "(extract(epoch from pg_postmaster_start_time()) * 1000000)::bigint::text AS started",
 );
 
-function toWhereabouts(row: Row | undefined): Whereabouts {
+function toWhereabouts(row: QueryRow | undefined): Whereabouts {
   return {
     database: String(row?.["database"]),
     marker: row?.["marker"] == null ? null : String(row["marker"]),
@@ -60,7 +65,7 @@ export class CallerTransactionCheck {
   }
 
   /** Throws `InvalidTransactionError` unless `caller` reaches the store's database and schema. */
-  async check(caller: PostgresQueryExecutor, operation: string): Promise<void> {
+  async check(caller: QueryExecutor, operation: string): Promise<void> {
     let theirs: Whereabouts;
     try {
       theirs = toWhereabouts((await caller.query(WHEREABOUTS.text, [this.#relation]))[0]);
@@ -96,4 +101,16 @@ export class CallerTransactionCheck {
       });
     return this.#own;
   }
+}
+
+/**
+ * `executor` with the check of `check` attached, to run once the call's savepoint is in place
+ * (see `Executor#runInCallerTransaction`). Throws `InvalidTransactionError` for something that
+ * cannot run SQL at all.
+ */
+export function checkedCaller(executor: QueryExecutor, check: CallerTransactionCheck, operation: string): CheckedExecutor {
+  if (typeof executor?.query !== "function") {
+    throw new InvalidTransactionError("expected an executor with query(sql, values) running in your transaction");
+  }
+  return { query: (sql, values) => executor.query(sql, values), verify: () => check.check(executor, operation) };
 }

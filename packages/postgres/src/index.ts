@@ -16,7 +16,8 @@ export type {
   PostgresTypeParsers,
 } from "./pool.js";
 /** Enqueue inside a transaction held through another driver: see `PostgresStore#enqueueThrough`. */
-export type { PostgresQueryExecutor, Row as PostgresRow } from "./session.js";
-export type { EnqueuedThrough } from "./caller-transaction.js";
+export type { PostgresQueryExecutor, PostgresRow } from "./caller-transaction.js";
+/** The contract's types, re-exported under the names this package has always exported them by. */
+export type { EnqueuedThrough } from "@belay/contract";
 /** The schema version this build migrates to. */
 export { SCHEMA_VERSION } from "./migrations/index.js";

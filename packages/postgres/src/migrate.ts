@@ -1,4 +1,4 @@
-import { type MigrateResult, SchemaNotMigratedError, SchemaVersionError } from "@belay/contract";
+import { type MigrateResult, type QueryRow, SchemaNotMigratedError, SchemaVersionError, assertSchemaUsable } from "@belay/contract";
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations/index.js";
 import { sqlState } from "./pg-errors.js";
 import { type Executor, adHoc } from "./session.js";
@@ -40,10 +40,12 @@ export async function migrateSchema(executor: Executor, schema: string, schemaNa
 /**
  * Checks, before a store's first operation, that the schema exists and that this store can run
  * against it: a newer schema is fine as long as its migrations were additive (`requires` at
- * most this store's version); otherwise `SchemaVersionError`.
+ * most this store's version); otherwise `SchemaVersionError`, and `SchemaNotMigratedError` when
+ * there is no schema (or an older one).
  */
 export async function checkSchema(executor: Executor, schema: string, schemaName: string): Promise<void> {
-  let row: Record<string, unknown> | undefined;
+  const where = `schema ${schemaName}`;
+  let row: QueryRow | undefined;
   try {
     [row] = await executor.run("checkSchema", "autocommit", (session) =>
       session.query(
@@ -52,11 +54,8 @@ export async function checkSchema(executor: Executor, schema: string, schemaName
     );
   } catch (error) {
     const state = sqlState(error);
-    if (state === "42P01" || state === "3F000") throw new SchemaNotMigratedError(`schema ${schemaName}`);
+    if (state === "42P01" || state === "3F000") throw new SchemaNotMigratedError(where);
     throw error;
   }
-  const version = row!["version"] as number;
-  const requires = row!["requires"] as number;
-  if (version === 0) throw new SchemaNotMigratedError(`schema ${schemaName}`);
-  if (requires > SCHEMA_VERSION) throw new SchemaVersionError(version, SCHEMA_VERSION);
+  assertSchemaUsable({ version: row!["version"] as number, requires: row!["requires"] as number }, SCHEMA_VERSION, where);
 }

@@ -1,10 +1,7 @@
 import { createHash } from "node:crypto";
-import { InvalidTransactionError, type StepHook } from "@belay/contract";
+import { InvalidTransactionError, type QueryExecutor, type QueryRow, type StepHook } from "@belay/contract";
 import { isConnectionError, sqlState, toStoreError } from "./pg-errors.js";
 import type { PostgresClient, PostgresPool, PostgresPoolClient, PostgresTypeParsers } from "./pool.js";
-
-/** A row as the driver returns it, with this package's type parsers applied. */
-export type Row = Record<string, unknown>;
 
 /** SQL text with an optional prepared-statement name. */
 export interface Statement {
@@ -72,7 +69,7 @@ export const TYPE_PARSERS: PostgresTypeParsers = {
 /** A connection borrowed for one operation. */
 export interface Session {
   /** Runs a statement; inside a transaction when the operation is transactional. */
-  query(statement: Statement, values?: readonly unknown[]): Promise<Row[]>;
+  query(statement: Statement, values?: readonly unknown[]): Promise<QueryRow[]>;
   /** A step boundary between two statements: the test hook may fault or park here. */
   step(step: string): Promise<void>;
   /** Whether statements of this session share one transaction. */
@@ -81,7 +78,7 @@ export interface Session {
   readonly callerTransaction: boolean;
 }
 
-async function run(client: PostgresClient, statement: Statement, values: readonly unknown[], prepared: boolean): Promise<Row[]> {
+async function run(client: PostgresClient, statement: Statement, values: readonly unknown[], prepared: boolean): Promise<QueryRow[]> {
   const result = await client.query({
     text: statement.text,
     values: values as unknown[],
@@ -185,7 +182,7 @@ export class Executor {
    * timestamps cannot tell "no transaction" from "a transaction that has not written yet".
    */
   async runInCallerTransaction<T>(
-    caller: PostgresQueryExecutor,
+    caller: QueryExecutor,
     operation: string,
     keep: (result: T) => boolean,
     body: (session: Session) => Promise<T>,
@@ -236,7 +233,7 @@ export class Executor {
     return result;
   }
 
-  async #undoSavepoint(caller: PostgresQueryExecutor, savepoint: string): Promise<void> {
+  async #undoSavepoint(caller: QueryExecutor, savepoint: string): Promise<void> {
     try {
       await caller.query(`ROLLBACK TO SAVEPOINT ${savepoint}`, []);
       await caller.query(`RELEASE SAVEPOINT ${savepoint}`, []);
@@ -246,22 +243,8 @@ export class Executor {
   }
 }
 
-/**
- * A way to run SQL inside a transaction the caller holds open on the store's database — what
- * `PostgresStore#enqueueThrough` accepts. `query` runs one statement with its `$n` placeholders
- * bound to `values`, on that transaction's connection, and resolves to the rows it returns.
- * Rows may come with the caller's own type parsing (bigint as text, as `pg` does by default):
- * the store converts what it reads.
- *
- * With Kysely: `(sql, values) => trx.executeQuery(CompiledQuery.raw(sql, [...values])).then((r) => r.rows)`
- * (what `@belay/kysely` does).
- */
-export interface PostgresQueryExecutor {
-  query(sql: string, values: readonly unknown[]): Promise<readonly Row[]>;
-}
-
 /** A caller's executor with the check of where it is, run once its savepoint is in place. */
-export interface CheckedExecutor extends PostgresQueryExecutor {
+export interface CheckedExecutor extends QueryExecutor {
   readonly verify?: () => Promise<void>;
 }
 
@@ -270,7 +253,7 @@ export interface CheckedExecutor extends PostgresQueryExecutor {
  * Unnamed statements only: a caller's connection may be reset (DISCARD ALL) behind the driver's
  * back, and named statements cached for it would then fail.
  */
-export function clientExecutor(client: unknown): PostgresQueryExecutor {
+export function clientExecutor(client: unknown): QueryExecutor {
   if (typeof client !== "object" || client === null || typeof (client as PostgresClient).query !== "function") {
     throw new InvalidTransactionError("tx must be a pg client (with query()) on which BEGIN was run");
   }

@@ -1,20 +1,13 @@
+import { type Migration, schemaVersionOf } from "@belay/contract";
 import { migration000001 } from "./000001.js";
 
-/** One numbered, append-only schema change. */
-export interface Migration {
-  readonly version: number;
-  /**
-   * The oldest store version that can still run against the schema once this migration is
-   * applied. Additive migrations keep the previous value, so version N and N − 1 run side by
-   * side during a rolling deploy.
-   */
-  readonly requires: number;
-  /** The SQL, given the quoted schema name. */
-  readonly sql: (schema: string) => string;
-}
-
-/** Every migration, in order. Never edit or reorder one that was released: append. */
+/**
+ * Every migration, in order; the namespace each `sql` receives is the quoted schema name.
+ * Append-only: a released migration never changes, and later ones are additive (new tables,
+ * columns with defaults, indexes) unless they raise `requires`, so version N and N − 1 run side
+ * by side during a rolling deploy.
+ */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([{ version: 1, requires: 1, sql: migration000001 }]);
 
-/** The schema version this build of the store knows. */
-export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
+/** The schema version this build of the store knows (and `migrate()` creates). */
+export const SCHEMA_VERSION = schemaVersionOf(MIGRATIONS);

@@ -122,10 +122,11 @@ async function claimOnce(session: Session, ctx: StoreContext, request: ClaimRequ
 }
 
 /**
- * See `JobStore.claim`. `limitedQueues` is the store's memory of queues seen with a limit: a
+ * See `JobStore.claim`. `ctx.limitedQueues` is the store's memory of queues seen with a limit: a
  * claim of such a queue takes its lock first instead of finding out by a wasted statement.
  */
-export async function claim(ctx: StoreContext, request: ClaimRequest, schemaName: string, limitedQueues: Set<string>): Promise<ClaimResult> {
+export async function claim(ctx: StoreContext, request: ClaimRequest): Promise<ClaimResult> {
+  const { limitedQueues } = ctx;
   const max = clampToBound(request.max, ctx.bounds.claimBatch);
   const queues = [...new Set(request.queues)];
   if (queues.length === 0) return { jobs: [], nextDueAt: null };
@@ -134,7 +135,7 @@ export async function claim(ctx: StoreContext, request: ClaimRequest, schemaName
   for (let attempt = 0; attempt < 5 && round === null; attempt++) {
     const locked = queues.filter((q) => limitedQueues.has(q));
     const result = await ctx.executor.run("claim", locked.length > 0 ? "transaction" : "autocommit", async (session) => {
-      if (locked.length > 0) await session.query(ctx.sql.get("lockQueues", LOCK_QUEUES), [schemaName, locked]);
+      if (locked.length > 0) await session.query(ctx.sql.get("lockQueues", LOCK_QUEUES), [ctx.schemaName, locked]);
       const once = await claimOnce(session, ctx, request, queues, locked, max);
       if (!once.blocked) await session.step("jobs claimed");
       return once;

@@ -1,9 +1,12 @@
 import {
   type EnqueueRequest,
   type EnqueueResult,
+  type EnqueueThroughRequest,
+  type EnqueuedThrough,
   type InitialJobState,
   type Instant,
   type NormalizedNewJob,
+  type QueryExecutor,
   DEPENDENCY_MODE_CODES,
   JOB_STATE_CODES,
   boundRejection,
@@ -14,7 +17,8 @@ import {
   validateNewJob,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
-import type { PostgresQueryExecutor, Session, SqlCache } from "../session.js";
+import type { CheckedJob } from "../enqueue-coalescer.js";
+import { type CheckedExecutor, type Session, type SqlCache, clientExecutor } from "../session.js";
 import { encodeIds, encodeTags, stateOf, toInt } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
@@ -204,15 +208,50 @@ export function initialState(
 const STATE_BY_ID = (S: string) => `SELECT id, state FROM ${S}.jobs WHERE id = ANY($1::text[])`;
 
 /**
- * See `JobStore.enqueue`: one statement without parents, a transaction with them. With `caller`,
- * inside the caller's transaction instead (its hints ride that transaction as NOTIFY).
+ * See `JobStore.enqueue`: one statement without parents, a transaction with them. With `tx`,
+ * inside the caller's `pg` transaction instead, as {@link enqueueThrough} does.
  */
-export async function enqueue(
+export async function enqueue(ctx: StoreContext, request: EnqueueRequest): Promise<EnqueueResult[]> {
+  if (request.tx === undefined) return enqueueJobs(ctx, request);
+  return enqueueJobs(ctx, request, ctx.caller(clientExecutor(request.tx), "enqueue"));
+}
+
+/**
+ * `enqueue` of jobs whose field checks have been run already (by the enqueue coalescer, to
+ * decide whether calls may share a statement): the statement does not run them again.
+ */
+export function enqueueChecked(ctx: StoreContext, request: EnqueueRequest, checked: readonly CheckedJob[]): Promise<EnqueueResult[]> {
+  return enqueueJobs(ctx, request, undefined, checked);
+}
+
+/**
+ * See `JobStore.enqueueThrough`: the same statements as `enqueue`, run by `executor` inside the
+ * caller's transaction, under a savepoint.
+ */
+export async function enqueueThrough(
   ctx: StoreContext,
-  request: EnqueueRequest,
-  caller?: PostgresQueryExecutor,
-  /** The jobs' field checks, when the caller has run them already. */
-  prechecked?: readonly ReturnType<typeof validateNewJob>[],
+  executor: QueryExecutor,
+  request: EnqueueThroughRequest,
+): Promise<EnqueuedThrough<readonly EnqueueResult[]>> {
+  return { result: await enqueueJobs(ctx, request, ctx.caller(executor, "enqueue")), afterCommit: noHintsLeft };
+}
+
+/**
+ * What is left to do after the caller's commit on PostgreSQL: nothing. The wake-up hints rode the
+ * caller's transaction as `NOTIFY`, which PostgreSQL delivers at its commit and drops at its
+ * rollback.
+ */
+export const noHintsLeft = (): void => undefined;
+
+/**
+ * One enqueue call: with `caller`, inside the caller's transaction (its hints ride that
+ * transaction as NOTIFY); `prechecked`, the jobs' field checks when they have been run already.
+ */
+async function enqueueJobs(
+  ctx: StoreContext,
+  request: EnqueueThroughRequest,
+  caller?: CheckedExecutor,
+  prechecked?: readonly CheckedJob[],
 ): Promise<EnqueueResult[]> {
   const { jobs, now } = request;
   if (jobs.length === 0) return [];

@@ -3,11 +3,11 @@ import {
   type JobRecord,
   type JobState,
   type JobSummary,
+  type QueryRow,
   type Tag,
   dependencyModeFromCode,
   jobStateFromCode,
 } from "@belay/contract";
-import type { Row } from "../session.js";
 
 // How rows become contract records, and the transition log every state move appends to. Tags
 // and parent ids are stored as JSON text on the job row (tags as [key, value] pairs, in the
@@ -56,7 +56,7 @@ export function stateOf(code: unknown): JobState {
 }
 
 /** A job summary from a row selected with {@link SUMMARY_COLUMNS}. */
-export function toSummary(row: Row): JobSummary {
+export function toSummary(row: QueryRow): JobSummary {
   return {
     id: row["id"] as string,
     seq: row["seq"] as number,
@@ -82,7 +82,7 @@ export function toSummary(row: Row): JobSummary {
 }
 
 /** A job record: the summary plus `payload`. */
-export function toRecord(row: Row): JobRecord {
+export function toRecord(row: QueryRow): JobRecord {
   return { ...toSummary(row), payload: row["payload"] as string };
 }
 

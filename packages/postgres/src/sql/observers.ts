@@ -5,6 +5,7 @@ import {
   type ObserverDelivery,
   type ObserverStatus,
   type ObserverSubscription,
+  type QueryRow,
   type RegisterObserverRequest,
   type RegisterObserverResult,
   type ReportObserverDeliveriesRequest,
@@ -13,7 +14,7 @@ import {
   clampToBound,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
-import type { Row, Session } from "../session.js";
+import type { Session } from "../session.js";
 import { stateOf } from "./jobs.js";
 
 // The transition log is walked in (xid, position) order, and only over rows whose writing
@@ -229,7 +230,7 @@ CROSS JOIN LATERAL (
 WHERE ($1::text IS NULL OR o.id = $1)
 ORDER BY o.id`;
 
-function toStatus(row: Row): ObserverStatus {
+function toStatus(row: QueryRow): ObserverStatus {
   const jobNames = JSON.parse(row["job_names"] as string) as string[] | null;
   const queues = JSON.parse(row["queues"] as string) as string[] | null;
   const subscription: ObserverSubscription = {
@@ -249,10 +250,20 @@ function toStatus(row: Row): ObserverStatus {
   };
 }
 
-/** `JobStore.getObserver` with an id, `listObservers` without. */
-export async function observerStatuses(ctx: StoreContext, observerId: string | null): Promise<ObserverStatus[]> {
+/** One observer's status with an id, every observer's without. */
+async function observerStatuses(ctx: StoreContext, observerId: string | null): Promise<ObserverStatus[]> {
   const rows = await ctx.executor.run("observerStatus", "autocommit", (s) => s.query(ctx.sql.get("observerStatus", STATUS), [observerId]));
   return rows.map(toStatus);
+}
+
+/** See `JobStore.getObserver`. */
+export async function getObserver(ctx: StoreContext, observerId: string): Promise<ObserverStatus | null> {
+  return (await observerStatuses(ctx, observerId))[0] ?? null;
+}
+
+/** See `JobStore.listObservers`. */
+export function listObservers(ctx: StoreContext): Promise<ObserverStatus[]> {
+  return observerStatuses(ctx, null);
 }
 
 const REMOVE = (S: string) => `
@@ -262,11 +273,14 @@ gone_dead AS (DELETE FROM ${S}.observer_dead_letters WHERE observer_id IN (SELEC
 SELECT count(*) AS removed FROM gone`;
 
 /** See `JobStore.removeObserver`. */
-export async function removeObserver(ctx: StoreContext, observerId: string): Promise<"removed" | "notFound"> {
+export async function removeObserver(
+  ctx: StoreContext,
+  request: { readonly observerId: string },
+): Promise<{ readonly status: "removed" | "notFound" }> {
   return ctx.executor.run("removeObserver", "autocommit", async (session: Session) => {
-    const [row] = await session.query(ctx.sql.get("removeObserver", REMOVE), [observerId]);
+    const [row] = await session.query(ctx.sql.get("removeObserver", REMOVE), [request.observerId]);
     await session.step("observer removed");
-    return (row!["removed"] as number) > 0 ? "removed" : "notFound";
+    return { status: (row!["removed"] as number) > 0 ? "removed" : "notFound" };
   });
 }
 

@@ -1,10 +1,12 @@
 import {
   type AuditAction,
   type CancelResult,
-  type Instant,
   type JobActionRequest,
+  type QueueActionRequest,
+  type QueueActionResult,
   type QueueSettings,
   type RequeueResult,
+  type SetConcurrencyLimitRequest,
   JOB_STATE_CODES,
   isTerminalState,
   terminalCauseSql,
@@ -108,13 +110,13 @@ ON CONFLICT (queue) DO UPDATE SET
   configured = true`;
 
 /** Pause, resume or set a limit: the settings change and its audit record, together. */
-export async function changeQueue(
+async function changeQueue(
   ctx: StoreContext,
   action: Extract<AuditAction, "pauseQueue" | "resumeQueue" | "setConcurrencyLimit">,
-  request: { readonly queue: string; readonly actor: string; readonly now: Instant },
+  request: QueueActionRequest,
   change: { readonly paused?: boolean; readonly limit?: number | null },
   detail: string,
-): Promise<void> {
+): Promise<QueueActionResult> {
   const { queue, actor, now } = request;
   await ctx.executor.run(action, "transaction", async (session) => {
     await session.query(ctx.sql.get("changeQueue", CHANGE_QUEUE), [
@@ -127,6 +129,23 @@ export async function changeQueue(
     await appendAudit(session, ctx, { at: now, actor, action, targetKind: "queue", target: queue, detail });
   });
   if (change.paused === false) ctx.hint([queue]);
+  return { status: "applied" };
+}
+
+/** See `JobStore.pauseQueue`. */
+export function pauseQueue(ctx: StoreContext, request: QueueActionRequest): Promise<QueueActionResult> {
+  return changeQueue(ctx, "pauseQueue", request, { paused: true }, "paused");
+}
+
+/** See `JobStore.resumeQueue`. */
+export function resumeQueue(ctx: StoreContext, request: QueueActionRequest): Promise<QueueActionResult> {
+  return changeQueue(ctx, "resumeQueue", request, { paused: false }, "resumed");
+}
+
+/** See `JobStore.setConcurrencyLimit`. */
+export function setConcurrencyLimit(ctx: StoreContext, request: SetConcurrencyLimitRequest): Promise<QueueActionResult> {
+  const detail = request.limit === null ? "limit=none" : `limit=${request.limit}`;
+  return changeQueue(ctx, "setConcurrencyLimit", request, { limit: request.limit }, detail);
 }
 
 const QUEUE_SETTINGS = (S: string) =>

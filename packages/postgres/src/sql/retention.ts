@@ -1,4 +1,4 @@
-import { JOB_STATE_CODES, type PurgeTerminalRequest, clampToBound } from "@belay/contract";
+import { JOB_STATE_CODES, type PurgeTerminalRequest, type PurgeTerminalResult, clampToBound } from "@belay/contract";
 
 const STATE = JOB_STATE_CODES;
 import type { StoreContext } from "../context.js";
@@ -36,7 +36,7 @@ gone_workflows AS (
 SELECT count(*) AS purged FROM victims`;
 
 /** See `JobStore.purgeTerminal`. */
-export async function purgeTerminal(ctx: StoreContext, request: PurgeTerminalRequest): Promise<number> {
+export async function purgeTerminal(ctx: StoreContext, request: PurgeTerminalRequest): Promise<PurgeTerminalResult> {
   const max = clampToBound(request.max, ctx.bounds.purgeBatch);
   const statement =
     request.retentionClass === "succeededOrCancelled"
@@ -45,6 +45,6 @@ export async function purgeTerminal(ctx: StoreContext, request: PurgeTerminalReq
   return ctx.executor.run("purgeTerminal", "autocommit", async (session) => {
     const [row] = await session.query(statement, [request.before, max]);
     await session.step("jobs purged");
-    return row!["purged"] as number;
+    return { purged: row!["purged"] as number };
   });
 }

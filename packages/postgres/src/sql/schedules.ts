@@ -4,6 +4,8 @@ import {
   type MintDueRequest,
   type MintResult,
   type NormalizedNewJob,
+  type QueryRow,
+  type RemoveScheduleResult,
   type ScheduleRecord,
   type ScheduleWithPayload,
   type TriggerScheduleRequest,
@@ -14,7 +16,6 @@ import {
   scheduledJobId,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
-import type { Row } from "../session.js";
 import { appendAudit } from "./audit.js";
 import { type PlannedInsert, insertJobs } from "./enqueue.js";
 import { decodeTags } from "./jobs.js";
@@ -57,11 +58,11 @@ export async function upsertSchedule(ctx: StoreContext, request: UpsertScheduleR
 const REMOVE_SCHEDULE = (S: string) => `DELETE FROM ${S}.schedules WHERE id = $1 RETURNING id`;
 
 /** See `JobStore.removeSchedule`. */
-export async function removeSchedule(ctx: StoreContext, scheduleId: string): Promise<"removed" | "notFound"> {
+export async function removeSchedule(ctx: StoreContext, request: { readonly scheduleId: string }): Promise<RemoveScheduleResult> {
   return ctx.executor.run("removeSchedule", "autocommit", async (session) => {
-    const rows = await session.query(ctx.sql.get("removeSchedule", REMOVE_SCHEDULE), [scheduleId]);
+    const rows = await session.query(ctx.sql.get("removeSchedule", REMOVE_SCHEDULE), [request.scheduleId]);
     await session.step("schedule removed");
-    return rows.length > 0 ? "removed" : "notFound";
+    return { status: rows.length > 0 ? "removed" : "notFound" };
   });
 }
 
@@ -76,7 +77,7 @@ export const LIST_SCHEDULES = (S: string) => `SELECT ${SCHEDULE_COLUMNS(S)} FROM
 
 const GET_SCHEDULE = (S: string) => `SELECT ${SCHEDULE_COLUMNS(S)}, s.payload FROM ${S}.schedules s WHERE s.id = $1`;
 
-function toScheduleRecord(row: Row): ScheduleRecord {
+function toScheduleRecord(row: QueryRow): ScheduleRecord {
   return {
     id: row["id"] as string,
     cron: row["cron"] as string,
@@ -118,7 +119,7 @@ RETURNING id, job_name, queue, payload, tags`;
 
 const CURSOR_OF = (S: string) => `SELECT cursor FROM ${S}.schedules WHERE id = $1`;
 
-function instance(schedule: Row, id: string, dueAt: number): PlannedInsert {
+function instance(schedule: QueryRow, id: string, dueAt: number): PlannedInsert {
   const job: NormalizedNewJob = {
     id,
     jobName: schedule["job_name"] as string,

@@ -2,8 +2,12 @@ import {
   type EnqueueResult,
   type EnqueueWorkflowRequest,
   type EnqueueWorkflowResult,
+  type EnqueueWorkflowThroughRequest,
+  type EnqueuedThrough,
   type JobState,
   type ListWorkflowsRequest,
+  type QueryExecutor,
+  type QueryRow,
   type WorkflowPage,
   type WorkflowRecord,
   checkWorkflow,
@@ -14,8 +18,8 @@ import {
   workflowStatus,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
-import type { PostgresQueryExecutor, Row, Session } from "../session.js";
-import { type PlannedInsert, initialState, insertJobs, notifyQueues } from "./enqueue.js";
+import { type CheckedExecutor, type Session, clientExecutor } from "../session.js";
+import { type PlannedInsert, initialState, insertJobs, noHintsLeft, notifyQueues } from "./enqueue.js";
 import { stateOf } from "./jobs.js";
 
 const TAKEN = (S: string) => `
@@ -26,11 +30,26 @@ SELECT 'job', id FROM ${S}.jobs WHERE id = ANY($2::text[])`;
 const INSERT_WORKFLOW = (S: string) =>
   `INSERT INTO ${S}.workflows (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
-/** See `JobStore.enqueueWorkflow`; with `caller`, inside the caller's transaction (as `enqueue`). */
-export async function enqueueWorkflow(
+/** See `JobStore.enqueueWorkflow`; with `tx`, inside the caller's `pg` transaction (as `enqueue`). */
+export async function enqueueWorkflow(ctx: StoreContext, request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult> {
+  if (request.tx === undefined) return insertWorkflow(ctx, request);
+  return insertWorkflow(ctx, request, ctx.caller(clientExecutor(request.tx), "enqueueWorkflow"));
+}
+
+/** See `JobStore.enqueueWorkflowThrough`: the workflow inside the caller's transaction, as `enqueueThrough`. */
+export async function enqueueWorkflowThrough(
   ctx: StoreContext,
-  request: EnqueueWorkflowRequest,
-  caller?: PostgresQueryExecutor,
+  executor: QueryExecutor,
+  request: EnqueueWorkflowThroughRequest,
+): Promise<EnqueuedThrough<EnqueueWorkflowResult>> {
+  return { result: await insertWorkflow(ctx, request, ctx.caller(executor, "enqueueWorkflow")), afterCommit: noHintsLeft };
+}
+
+/** The workflow row and all its members, atomically; with `caller`, inside the caller's transaction. */
+async function insertWorkflow(
+  ctx: StoreContext,
+  request: EnqueueWorkflowThroughRequest,
+  caller?: CheckedExecutor,
 ): Promise<EnqueueWorkflowResult> {
   const { workflow, now } = request;
   const early = checkWorkflow(workflow, ctx.bounds);
@@ -81,7 +100,7 @@ const WORKFLOW_COLUMNS = (S: string) => `w.seq, w.id, w.name, w.created_at,
   (SELECT coalesce(json_object_agg(m.state, m.n), '{}')::text FROM (
      SELECT j.state, count(*) AS n FROM ${S}.jobs j WHERE j.workflow_id = w.id GROUP BY j.state) m) AS counts`;
 
-function toWorkflowRecord(row: Row): WorkflowRecord {
+function toWorkflowRecord(row: QueryRow): WorkflowRecord {
   const raw = JSON.parse(row["counts"] as string) as Record<string, number>;
   const counts: Partial<Record<JobState, number>> = {};
   let jobCount = 0;

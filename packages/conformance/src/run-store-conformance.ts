@@ -9,6 +9,7 @@ import { inputClauses } from "./clauses/input.js";
 import { leaseClauses } from "./clauses/leases.js";
 import { observerClauses } from "./clauses/observers.js";
 import { operatorClauses } from "./clauses/operator.js";
+import { provenanceClauses } from "./clauses/provenance.js";
 import { outcomeClauses } from "./clauses/outcomes.js";
 import { readClauses } from "./clauses/reads.js";
 import { retentionClauses } from "./clauses/retention.js";
@@ -99,5 +100,6 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe("observers", () => observerClauses(ctx));
     describe("atomicity", () => atomicityClauses(ctx));
     describe("input", () => inputClauses(ctx));
+    describe("provenance", () => provenanceClauses(ctx));
   });
 }

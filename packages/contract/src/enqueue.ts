@@ -1,7 +1,7 @@
 import { type Bounds, utf8ByteLength } from "./bounds.js";
 import { type BoundErrorCode, boundRejection, type Rejection } from "./errors.js";
-import { MAX_INSTANT, textProblem } from "./text.js";
-import type { DependencyMode, InitialJobState, Instant, JobState, Tag } from "./job.js";
+import { MAX_COUNT, MAX_DURATION_MS, MAX_INSTANT, textProblem } from "./text.js";
+import type { DependencyMode, InitialJobState, Instant, JobState, RetryDisposition, Tag } from "./job.js";
 
 /** A job to enqueue, as the store receives it: ids generated and the payload already JSON. */
 export interface NewJob {
@@ -20,6 +20,12 @@ export interface NewJob {
   readonly tags?: readonly Tag[];
   /** W3C trace context (or any opaque text) carried to the handler verbatim. */
   readonly traceContext?: string | null;
+  /**
+   * The job's own retry policy (the job type's), stored with it: the attempt ceiling and delays
+   * that lease expiry applies to this job whichever process sweeps it. Omitted or `null`: the
+   * sweeper's default.
+   */
+  readonly retry?: RetryDisposition | null;
 }
 
 export interface EnqueueRequest {
@@ -54,6 +60,7 @@ export interface NormalizedNewJob {
   readonly dependencyMode: DependencyMode;
   readonly tags: readonly Tag[];
   readonly traceContext: string | null;
+  readonly retry: RetryDisposition | null;
 }
 
 /**
@@ -114,9 +121,12 @@ export function validateNewJob(
       );
     }
   }
+  const retry = checkRetryDisposition(job.retry ?? null, "retry");
+  if (retry !== null && "code" in retry) return fail(retry);
   return {
     ok: true,
     job: {
+      retry,
       id: job.id,
       jobName: job.jobName,
       queue: job.queue,
@@ -171,6 +181,32 @@ export function normalizeTags(
     return { ok: false, rejection: boundRejection("BELAY_TOO_MANY_TAGS", field, bounds.tagsPerJob, out.length) };
   }
   return { ok: true, tags: out };
+}
+
+/** Most delays a retry policy may list. */
+export const MAX_RETRY_DELAYS = 1_000;
+
+/**
+ * A retry policy checked (`maxAttempts` 1..`MAX_COUNT`, 1..`MAX_RETRY_DELAYS` delays each
+ * 0..`MAX_DURATION_MS`), as a frozen copy; `null` for none; or the rejection naming the field.
+ */
+export function checkRetryDisposition(retry: unknown, field: string): RetryDisposition | null | Rejection {
+  if (retry === null || retry === undefined) return null;
+  const invalid = (f: string, message: string): Rejection => ({ code: "BELAY_INVALID_INPUT", field: f, message });
+  if (typeof retry !== "object") return invalid(field, "must be { maxAttempts, delaysMs } or null");
+  const { maxAttempts, delaysMs } = retry as Record<string, unknown>;
+  if (typeof maxAttempts !== "number" || !Number.isSafeInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_COUNT) {
+    return invalid(`${field}.maxAttempts`, `must be an integer from 1 to ${MAX_COUNT}`);
+  }
+  if (!Array.isArray(delaysMs) || delaysMs.length === 0 || delaysMs.length > MAX_RETRY_DELAYS) {
+    return invalid(`${field}.delaysMs`, `must hold 1 to ${MAX_RETRY_DELAYS} delays`);
+  }
+  for (const [i, delay] of delaysMs.entries()) {
+    if (typeof delay !== "number" || !Number.isSafeInteger(delay) || delay < 0 || delay > MAX_DURATION_MS) {
+      return invalid(`${field}.delaysMs[${i}]`, `must be an integer from 0 to ${MAX_DURATION_MS}`);
+    }
+  }
+  return Object.freeze({ maxAttempts, delaysMs: Object.freeze([...(delaysMs as number[])]) });
 }
 
 /** A problem with a non-empty, storable name of at most `limit` characters, or `null`. */

@@ -34,6 +34,8 @@ export interface ClaimedJob {
   readonly traceContext: string | null;
   readonly scheduleId: string | null;
   readonly workflowId: string | null;
+  /** The job's own retry policy (see `JobSummary.retry`); `null`: the worker group's applies. */
+  readonly retry: RetryDisposition | null;
 }
 
 export interface ClaimResult {
@@ -85,14 +87,15 @@ export interface ReportOutcomesRequest {
 }
 
 /**
- * Per report, in input order: `applied` (with the state the job entered), `stale` (the fence did
- * not match: nothing changed, added tags and output dropped), or `rejected` (the report itself is
- * invalid, e.g. output over its bound: nothing changed for that job; other rows still apply).
+ * Per report, in input order, naming the job and the attempt the report was about: `applied`
+ * (with the state the job entered), `stale` (the fence did not match: nothing changed, added tags
+ * and output dropped), or `rejected` (the report itself is invalid, e.g. output over its bound:
+ * nothing changed for that job; other rows still apply).
  */
 export type OutcomeResult =
-  | { readonly jobId: string; readonly status: "applied"; readonly state: JobState }
-  | { readonly jobId: string; readonly status: "stale" }
-  | { readonly jobId: string; readonly status: "rejected"; readonly rejection: Rejection };
+  | { readonly jobId: string; readonly attempt: number; readonly status: "applied"; readonly state: JobState }
+  | { readonly jobId: string; readonly attempt: number; readonly status: "stale" }
+  | { readonly jobId: string; readonly attempt: number; readonly status: "rejected"; readonly rejection: Rejection };
 
 // ---- heartbeat and release ------------------------------------------------------------------
 
@@ -139,6 +142,7 @@ export interface ExpireLeasesRequest {
   readonly max: number;
   /** Only leases of these queues (the sweeping worker group's); omit for all queues. */
   readonly queues?: readonly string[];
+  /** The policy for jobs without one of their own (`retry: null`); a job's own policy always wins. */
   readonly retry: RetryDisposition;
 }
 

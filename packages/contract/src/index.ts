@@ -38,6 +38,10 @@ export {
   DEPENDENCY_MODES,
   DEPENDENCY_MODE_CODES,
   dependencyModeFromCode,
+  TRANSITION_CAUSES,
+  TRANSITION_CAUSE_CODES,
+  transitionCauseFromCode,
+  outcomeCause,
   isTerminalState,
   countedAttempts,
   retryDelayMs,
@@ -53,6 +57,7 @@ export type {
   TransitionRecord,
   HistoryPolicy,
   RetryDisposition,
+  TransitionCause,
 } from "./job.js";
 
 export { DEFAULT_BOUNDS, resolveBounds, clampToBound, utf8ByteLength, truncateUtf8 } from "./bounds.js";
@@ -85,6 +90,8 @@ export {
   checkQueueName,
   checkJobName,
   checkPayload,
+  checkRetryDisposition,
+  MAX_RETRY_DELAYS,
   isInstant,
   INSTANT_PROBLEM,
   planEnqueue,

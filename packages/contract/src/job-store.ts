@@ -225,8 +225,9 @@ export interface JobStore {
   /**
    * Disposes of up to `max` leases with expiry ≤ `now` (oldest first, in `queues` if given): an
    * expiry counts as an attempt, so the job is rescheduled after the retry delay, dead-lettered
-   * at the ceiling, or cancelled if cancellation was requested. Each lease is disposed of exactly
-   * once even with concurrent sweepers. Reads a lease-expiry index, never a full scan.
+   * at the ceiling, or cancelled if cancellation was requested — under the job's own retry policy
+   * when it has one, else `request.retry` (`leaseExpiryDisposition`). Each lease is disposed of
+   * exactly once even with concurrent sweepers. Reads a lease-expiry index, never a full scan.
    */
   expireLeases(request: ExpireLeasesRequest): Promise<ExpireLeasesResult>;
 

@@ -121,6 +121,12 @@ export interface JobSummary {
   readonly scheduleId: string | null;
   /** The workflow this job belongs to, if any. */
   readonly workflowId: string | null;
+  /**
+   * The job's own retry policy, stored with it at enqueue: it governs every path that ends an
+   * attempt (a failure the Core decides, a lease expiry whichever process sweeps it). `null`: the
+   * job has none, and the sweeper's or worker group's default applies.
+   */
+  readonly retry: RetryDisposition | null;
 }
 
 /** A job with its payload. Output is read separately (`getJobOutput`). */
@@ -130,9 +136,93 @@ export interface JobRecord extends JobSummary {
 }
 
 /**
- * One entry of a job's transition log: the state it entered, at which attempt, when. Failure
- * detail is present only on a transition caused by a failed attempt, and only under the
- * `transitionsAndFailureDetail` history policy.
+ * Why a job changed state. Each transition records one; where a worker wrote it, with the
+ * worker's id.
+ *
+ * - `enqueued` — created `scheduled` or `awaitingParents` (enqueue, workflow).
+ * - `minted` / `triggered` — created by a schedule's tick / by triggering a schedule now.
+ * - `parentsResolved` — `awaitingParents` → `scheduled`: the last gating parent ended.
+ * - `parentFailed` — → `cancelled`: an `onSuccess` parent ended other than succeeded (at enqueue
+ *   or by a cascade).
+ * - `claimed` — `scheduled` → `leased` (worker).
+ * - `succeeded` — the handler returned (worker).
+ * - `retryScheduled` — a failed attempt, rescheduled for a retry (worker).
+ * - `failed` — a failed attempt at the ceiling, or a permanent failure: dead-lettered (worker).
+ * - `cancelled` — the handler ended cancelled, or failed while a cancel was pending (worker).
+ * - `unroutable` — quarantined: unknown job name or undecodable payload (worker).
+ * - `released` — a graceful release by a stopping worker (worker).
+ * - `leaseExpired` — an expiry sweep rescheduled, dead-lettered or cancelled the job; the worker is
+ *   the owner of the lease that lapsed.
+ * - `operatorCancelled` — an operator cancelled a job that was not leased.
+ * - `requeued` — an operator requeued a dead-lettered or quarantined job.
+ */
+export type TransitionCause =
+  | "enqueued"
+  | "minted"
+  | "triggered"
+  | "parentsResolved"
+  | "parentFailed"
+  | "claimed"
+  | "succeeded"
+  | "retryScheduled"
+  | "failed"
+  | "cancelled"
+  | "unroutable"
+  | "released"
+  | "leaseExpired"
+  | "operatorCancelled"
+  | "requeued";
+
+/** Every transition cause, in the order of their stored codes. */
+export const TRANSITION_CAUSES: readonly TransitionCause[] = Object.freeze([
+  "enqueued",
+  "minted",
+  "triggered",
+  "parentsResolved",
+  "parentFailed",
+  "claimed",
+  "succeeded",
+  "retryScheduled",
+  "failed",
+  "cancelled",
+  "unroutable",
+  "released",
+  "leaseExpired",
+  "operatorCancelled",
+  "requeued",
+]);
+
+/** The small integer each transition cause is stored as. Stable: never renumber, only append. */
+export const TRANSITION_CAUSE_CODES: Readonly<Record<TransitionCause, number>> = Object.freeze(
+  Object.fromEntries(TRANSITION_CAUSES.map((cause, code) => [cause, code])) as Record<TransitionCause, number>,
+);
+
+/** The cause stored as `code`; `null` for a transition written before causes were recorded (no code). */
+export function transitionCauseFromCode(code: number | null): TransitionCause | null {
+  if (code === null) return null;
+  const cause = TRANSITION_CAUSES[code];
+  if (cause === undefined) throw new RangeError(`unknown transition cause code ${code}`);
+  return cause;
+}
+
+/** The transition cause of an outcome's disposition: what a worker's report did to its job. */
+export function outcomeCause(outcome: "succeeded" | "failed" | "cancelled" | "unroutable", state: JobState): TransitionCause {
+  switch (outcome) {
+    case "succeeded":
+      return "succeeded";
+    case "unroutable":
+      return "unroutable";
+    case "cancelled":
+      return "cancelled";
+    case "failed":
+      return state === "scheduled" ? "retryScheduled" : state === "cancelled" ? "cancelled" : "failed";
+  }
+}
+
+/**
+ * One entry of a job's transition log: the state it entered, why, at which attempt, when, and the
+ * worker that wrote it. Failure detail is present only on a transition caused by a failed attempt,
+ * and only under the `transitionsAndFailureDetail` history policy.
  */
 export interface TransitionRecord {
   readonly jobId: string;
@@ -142,6 +232,10 @@ export interface TransitionRecord {
   readonly position: number;
   readonly at: Instant;
   readonly state: JobState;
+  /** Why the job entered `state`; `null` only for a transition stored before causes were recorded. */
+  readonly cause: TransitionCause | null;
+  /** The worker whose write this was (claim, outcome, release; for `leaseExpired`, the lapsed lease's owner), else `null`. */
+  readonly workerId: string | null;
   readonly attempt: number;
   readonly failureDetail: string | null;
 }

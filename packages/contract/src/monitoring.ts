@@ -12,6 +12,8 @@ export type TagPredicate =
 
 /** Which jobs a listing, count or facet looks at. Every field narrows; lists are OR-ed within a field. */
 export interface JobFilter {
+  /** Only these jobs (at most `bounds.monitorPage` ids; unknown ids match nothing). */
+  readonly ids?: readonly string[];
   readonly states?: readonly JobState[];
   readonly queues?: readonly string[];
   readonly jobNames?: readonly string[];

@@ -1,5 +1,5 @@
 import type { Bounds } from "./bounds.js";
-import { checkJobName, checkPayload, normalizeTags } from "./enqueue.js";
+import { checkJobName, checkPayload, checkRetryDisposition, normalizeTags } from "./enqueue.js";
 import { BoundExceededError, InvalidInputError, errorFromRejection } from "./errors.js";
 import type {
   ClaimRequest,
@@ -148,6 +148,8 @@ export function assertScheduleDefinition(schedule: ScheduleDefinition, bounds: B
     throw new InvalidInputError("schedule.catchUp", "must be skip or coalesce");
   }
   if (typeof schedule.noOverlap !== "boolean") throw new InvalidInputError("schedule.noOverlap", "must be a boolean");
+  const retry = checkRetryDisposition(schedule.retry ?? null, "schedule.retry");
+  if (retry !== null && "code" in retry) throw errorFromRejection(retry);
 }
 
 export function assertMintDueRequest(request: MintDueRequest, bounds: Bounds): void {
@@ -203,6 +205,11 @@ function requirePageLimit(limit: unknown, field = "limit"): void {
 export function assertJobFilter(filter: JobFilter, field: string, bounds: Bounds): void {
   requireObject(filter, field);
   const prefix = field === "request" ? "" : `${field}.`;
+  if (filter.ids !== undefined) {
+    const ids = requireArray<unknown>(filter.ids, `${prefix}ids`);
+    if (ids.length > bounds.monitorPage) throw new InvalidInputError(`${prefix}ids`, `must hold at most ${bounds.monitorPage} ids (monitorPage), got ${ids.length}`);
+    for (const [i, id] of ids.entries()) requireId(id, `${prefix}ids[${i}]`, bounds);
+  }
   if (filter.states !== undefined) requireStates(filter.states, `${prefix}states`);
   if (filter.queues !== undefined) requireQueues(filter.queues, `${prefix}queues`, bounds);
   if (filter.jobNames !== undefined) {

@@ -1,4 +1,4 @@
-import type { Instant, Tag } from "./job.js";
+import type { Instant, RetryDisposition, Tag } from "./job.js";
 
 /** What a schedule does with ticks it missed while nobody was minting. */
 export type CatchUpPolicy = "skip" | "coalesce";
@@ -19,6 +19,8 @@ export interface ScheduleDefinition {
   readonly catchUp: CatchUpPolicy;
   /** Skip a tick while an earlier instance of this schedule is not terminal. */
   readonly noOverlap: boolean;
+  /** The retry policy every minted or triggered job carries (the job type's); omitted or `null`: none. */
+  readonly retry?: RetryDisposition | null;
 }
 
 /** A stored schedule, without its payload (read that with `getSchedule`). */
@@ -31,6 +33,8 @@ export interface ScheduleRecord {
   readonly tags: readonly Tag[];
   readonly catchUp: CatchUpPolicy;
   readonly noOverlap: boolean;
+  /** The retry policy its jobs carry, or `null`. */
+  readonly retry: RetryDisposition | null;
   /** The last instant the schedule has been planned up to; minting compares-and-sets it. */
   readonly cursor: Instant;
   /** The most recent ticks deliberately not minted (missed, coalesced or overlapping), oldest first. */

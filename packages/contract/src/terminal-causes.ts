@@ -89,13 +89,20 @@ export type ExpiryDisposition =
 /**
  * The rule every store applies to a lease that expired at `now`: a pending cancel request wins
  * (cancelled); otherwise the expiry counts as an attempt, so at the ceiling the job is
- * dead-lettered, below it rescheduled after the retry delay of its counted attempts.
+ * dead-lettered, below it rescheduled after the retry delay of its counted attempts — under the
+ * job's own policy when it has one, else `fallback` (the sweeper's).
  */
 export function leaseExpiryDisposition(
-  job: { readonly attempt: number; readonly releases: number; readonly cancelRequestedBy: string | null },
-  retry: RetryDisposition,
+  job: {
+    readonly attempt: number;
+    readonly releases: number;
+    readonly cancelRequestedBy: string | null;
+    readonly retry: RetryDisposition | null;
+  },
+  fallback: RetryDisposition,
   now: Instant,
 ): ExpiryDisposition {
+  const retry = job.retry ?? fallback;
   if (job.cancelRequestedBy !== null) {
     return { state: "cancelled", terminalCause: terminalCauseText("cancelledOnExpiry", { actor: job.cancelRequestedBy }) };
   }

@@ -37,23 +37,32 @@ describe("terminal causes", () => {
 
 describe("the lease-expiry rule", () => {
   it("cancels when a cancel was requested, whatever the attempts", () => {
-    expect(leaseExpiryDisposition({ attempt: 9, releases: 0, cancelRequestedBy: "bob" }, RETRY, 100)).toEqual({
+    expect(leaseExpiryDisposition({ attempt: 9, releases: 0, cancelRequestedBy: "bob", retry: null }, RETRY, 100)).toEqual({
       state: "cancelled",
       terminalCause: "cancelled by bob (lease expired)",
     });
   });
 
   it("dead-letters at the ceiling of counted attempts (claims minus releases)", () => {
-    expect(leaseExpiryDisposition({ attempt: 3, releases: 0, cancelRequestedBy: null }, RETRY, 100)).toEqual({
+    expect(leaseExpiryDisposition({ attempt: 3, releases: 0, cancelRequestedBy: null, retry: null }, RETRY, 100)).toEqual({
       state: "deadLettered",
       terminalCause: "lease expired at attempt ceiling 3",
     });
-    expect(leaseExpiryDisposition({ attempt: 3, releases: 1, cancelRequestedBy: null }, RETRY, 100)).toEqual({ state: "scheduled", dueAt: 5_100 });
+    expect(leaseExpiryDisposition({ attempt: 3, releases: 1, cancelRequestedBy: null, retry: null }, RETRY, 100)).toEqual({ state: "scheduled", dueAt: 5_100 });
+  });
+
+  it("applies the job's own policy over the sweeper's", () => {
+    const own = { maxAttempts: 1, delaysMs: [9] };
+    expect(leaseExpiryDisposition({ attempt: 1, releases: 0, cancelRequestedBy: null, retry: own }, RETRY, 100).state).toBe("deadLettered");
+    expect(leaseExpiryDisposition({ attempt: 1, releases: 0, cancelRequestedBy: null, retry: { maxAttempts: 5, delaysMs: [9] } }, RETRY, 100)).toEqual({
+      state: "scheduled",
+      dueAt: 109,
+    });
   });
 
   it("reschedules below the ceiling after the delay of the counted attempt, the last delay repeating", () => {
-    expect(leaseExpiryDisposition({ attempt: 1, releases: 0, cancelRequestedBy: null }, RETRY, 100)).toEqual({ state: "scheduled", dueAt: 1_100 });
-    expect(leaseExpiryDisposition({ attempt: 4, releases: 2, cancelRequestedBy: null }, { maxAttempts: 10, delaysMs: [7] }, 0)).toEqual({
+    expect(leaseExpiryDisposition({ attempt: 1, releases: 0, cancelRequestedBy: null, retry: null }, RETRY, 100)).toEqual({ state: "scheduled", dueAt: 1_100 });
+    expect(leaseExpiryDisposition({ attempt: 4, releases: 2, cancelRequestedBy: null, retry: null }, { maxAttempts: 10, delaysMs: [7] }, 0)).toEqual({
       state: "scheduled",
       dueAt: 7,
     });

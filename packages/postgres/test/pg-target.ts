@@ -30,3 +30,40 @@ export function testPool(url: string, max = 10): pg.Pool {
   pool.on("error", () => undefined);
   return pool;
 }
+
+/**
+ * Waits until every transaction of another database that is running now has ended. The observer
+ * walker only passes rows older than the cluster's oldest running transaction, whichever database
+ * it belongs to; on a server shared with others (`BELAY_TEST_POSTGRES_URL`) this keeps their
+ * activity out of this project's observer clauses. This project's own transactions are not
+ * waited for (a clause may hold one open on purpose). On the project's own cluster there are none.
+ */
+export async function otherDatabasesSettled(pool: pg.Pool, timeoutMs = 30_000): Promise<void> {
+  const running = `SELECT pid, backend_xid::text AS xid FROM pg_stat_activity
+                    WHERE datname IS DISTINCT FROM current_database() AND backend_xid IS NOT NULL`;
+  const key = (row: { pid: number; xid: string }) => `${row.pid}/${row.xid}`;
+  const before = new Set((await pool.query(running)).rows.map(key));
+  const deadline = Date.now() + timeoutMs;
+  while (before.size > 0) {
+    const still = (await pool.query(running)).rows.map(key).filter((k) => before.has(k));
+    if (still.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`transactions of other databases still running after ${timeoutMs} ms: ${still.join(", ")}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** `store`, whose observer operations first wait for {@link otherDatabasesSettled}. */
+export function observersIsolated<S extends object>(store: S, pool: pg.Pool): S {
+  return new Proxy(store, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (typeof value !== "function") return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
+      if (typeof property !== "string" || !/Observer/.test(property)) return bound;
+      return async (...args: unknown[]) => {
+        await otherDatabasesSettled(pool);
+        return bound(...args);
+      };
+    },
+  });
+}

@@ -21,6 +21,7 @@ import { type Clock, systemClock } from "./clock.js";
 import { parseCron } from "./cron-planner.js";
 import type { AnyJobDefinition, PayloadOf } from "./define-job.js";
 import { createJobId } from "./ids.js";
+import { toDisposition } from "./retry.js";
 import { type TagInput, parseTags } from "./tags.js";
 
 /** Options of one enqueue. */
@@ -198,6 +199,7 @@ export class Client {
         tags: [...schedule.job.tags, ...parseTags(schedule.tags ?? [], "tags")],
         catchUp: schedule.catchUp ?? "skip",
         noOverlap: schedule.noOverlap ?? false,
+        retry: schedule.job.retry === undefined ? null : toDisposition(schedule.job.retry),
       },
       now: this.#clock.now(),
     });
@@ -255,6 +257,9 @@ export class Client {
       dependencyMode: options.dependencyMode ?? "onSuccess",
       tags: [...job.tags, ...parseTags(options.tags ?? [], "tags")],
       traceContext: options.traceContext ?? null,
+      // The job type's policy travels with the job, so lease expiry applies it whichever worker
+      // sweeps the lease; without one, the sweeping group's default applies.
+      retry: job.retry === undefined ? null : toDisposition(job.retry),
     };
   }
 }

@@ -49,8 +49,8 @@ export interface DriverConfig {
   readonly purgeBatch: number;
   /** Backoff after a transient store fault: doubles from `min` up to `max`. */
   readonly faultBackoffMs: { readonly min: number; readonly max: number };
-  /** The retry policy of a job name (its own override, else the group's). */
-  readonly retryFor: (jobName: string) => RetryPolicy;
+  /** The retry policy of a claimed job: the one stored with it, else its job type's, else the group's. */
+  readonly retryFor: (job: ClaimedJob) => RetryPolicy;
   /** The group's policy, applied by lease-expiry sweeps. */
   readonly groupRetry: RetryDisposition;
 }

@@ -54,6 +54,7 @@ function job(id: string, fields: Partial<ClaimedJob> = {}): ClaimedJob {
     traceContext: null,
     scheduleId: null,
     workflowId: null,
+    retry: null,
     ...fields,
   };
 }
@@ -120,7 +121,7 @@ class Rig {
   reported(now = this.now): DriverCommand[] {
     const report = this.#unansweredReports.shift();
     if (report === undefined) throw new Error("no report in flight");
-    const results = report.reports.map((r) => ({ jobId: r.jobId, status: "applied" as const, state: "succeeded" as const }));
+    const results = report.reports.map((r) => ({ jobId: r.jobId, attempt: r.attempt, status: "applied" as const, state: "succeeded" as const }));
     return this.step({ type: "reported", batchId: report.batchId, results }, now);
   }
 
@@ -309,7 +310,7 @@ function simulateBurst(seed: number, total: number, poolSize: number) {
     } else if (choice === "report") {
       const report = reports.shift()!;
       for (const r of report.reports) reported.set(r.jobId, (reported.get(r.jobId) ?? 0) + 1);
-      feed({ type: "reported", batchId: report.batchId, results: report.reports.map((r) => ({ jobId: r.jobId, status: "applied", state: "succeeded" })) });
+      feed({ type: "reported", batchId: report.batchId, results: report.reports.map((r) => ({ jobId: r.jobId, attempt: r.attempt, status: "applied", state: "succeeded" })) });
     } else if (choice === "heartbeat") {
       const heartbeat = heartbeats.shift()!;
       feed({
@@ -530,14 +531,14 @@ describe("driver: outcome buffering", () => {
 
 describe("driver: failures and retry", () => {
   const emailPolicy = retryPolicy({ maxAttempts: 3, delaysMs: [1_000, 5_000] });
-  const retryFor = (name: string): RetryPolicy => (name === "email" ? emailPolicy : DEFAULT_RETRY_POLICY);
+  const retryFor = ({ jobName }: ClaimedJob): RetryPolicy => (jobName === "email" ? emailPolicy : DEFAULT_RETRY_POLICY);
 
   it("failures: a failed execution is reported with retryAt from the job type's policy, null at the ceiling", () => {
     const asked: string[] = [];
     const rig = new Rig({
-      retryFor: (name) => {
-        asked.push(name);
-        return retryFor(name);
+      retryFor: (claimed) => {
+        asked.push(claimed.jobName);
+        return retryFor(claimed);
       },
       pollIntervalMs: 100_000,
       maxPollIntervalMs: 100_000,
@@ -599,7 +600,7 @@ describe("driver: failures and retry", () => {
     const batch = rig.last("report");
     expect(batch.reports.map((r) => r.jobId)).toEqual(["ceiling"]);
     const rejection = { code: "BELAY_BOUND_EXCEEDED", bound: "outputBytes", limit: 5, actual: 10 } as never;
-    rig.step({ type: "reported", batchId: batch.batchId, results: [{ jobId: "ceiling", status: "rejected", rejection }] }, 20);
+    rig.step({ type: "reported", batchId: batch.batchId, results: [{ jobId: "ceiling", attempt: 3, status: "rejected", rejection }] }, 20);
     const retry = rig.reportsOf("ceiling").at(-1)!;
     expect(retry.attempt).toBe(3);
     expect(retry.outcome).toMatchObject({ type: "failed", retryAt: null });
@@ -774,6 +775,7 @@ function scheduleRecord(fields: Partial<ScheduleRecord> = {}): ScheduleRecord {
     tags: [],
     catchUp: "skip",
     noOverlap: false,
+    retry: null,
     cursor: 0,
     skippedTicks: [],
     hasLiveInstance: false,

@@ -31,6 +31,7 @@ export {
   decideFailure,
   jitteredDelay,
   toDisposition,
+  effectiveRetryPolicy,
   DEFAULT_RETRY_POLICY,
   DEFAULT_DELAYS_MS,
 } from "./retry.js";

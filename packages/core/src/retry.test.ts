@@ -9,6 +9,7 @@ import {
   retryPolicy,
   seededUnit,
   toDisposition,
+  effectiveRetryPolicy,
 } from "./retry.js";
 
 const NOW = 1_750_000_000_000;
@@ -187,5 +188,17 @@ describe("retry: toDisposition", () => {
     for (let n = 1; n <= 15; n++) {
       expect(retryDelayMs(disposition, n)).toBe(jitteredDelay(DEFAULT_RETRY_POLICY, "j", n));
     }
+  });
+});
+
+describe("retry: the policy of a claimed job", () => {
+  const local = retryPolicy({ maxAttempts: 5, delaysMs: [100], jitter: 0.5 });
+
+  it("is the one stored with the job, keeping the job type's jitter", () => {
+    expect(effectiveRetryPolicy({ maxAttempts: 1, delaysMs: [9, 8] }, local)).toEqual({ maxAttempts: 1, delaysMs: [9, 8], jitter: 0.5 });
+  });
+
+  it("is the job type's (or group's) when the job carries none", () => {
+    expect(effectiveRetryPolicy(null, local)).toBe(local);
   });
 });

@@ -87,6 +87,16 @@ export function jitteredDelay(policy: RetryPolicy, jobId: string, attempt: numbe
   return Math.max(0, Math.round(base * (1 + policy.jitter * (2 * unit - 1))));
 }
 
+/**
+ * The policy that governs a claimed job's attempts: the one stored with it at enqueue (what lease
+ * expiry applies, whichever process sweeps), else `local` (its job type's, else the group's).
+ * Jitter is always `local`'s, since a store never applies it.
+ */
+export function effectiveRetryPolicy(stored: RetryDisposition | null, local: RetryPolicy): RetryPolicy {
+  if (stored === null) return local;
+  return { maxAttempts: stored.maxAttempts, delaysMs: stored.delaysMs, jitter: local.jitter };
+}
+
 /** The policy as data a store applies to expired leases (jitter is not applied there). */
 export function toDisposition(policy: RetryPolicy): RetryDisposition {
   return { maxAttempts: policy.maxAttempts, delaysMs: policy.delaysMs };

@@ -8,7 +8,7 @@ import { createWorkerId } from "./ids.js";
 import { type Logger, consoleLogger } from "./logger.js";
 import { ObserverDispatcher, type ObserverOptions, type ObserversHealth } from "./observer-dispatcher.js";
 import { Pump, type PumpEvent } from "./pump.js";
-import { type RetryOptions, type RetryPolicy, retryPolicy, toDisposition } from "./retry.js";
+import { type RetryOptions, type RetryPolicy, effectiveRetryPolicy, retryPolicy, toDisposition } from "./retry.js";
 
 /** A pool of execution slots serving some queues in a dispatch order. */
 export interface WorkerGroupOptions {
@@ -206,7 +206,7 @@ export class Worker {
             retention,
             purgeBatch: store.capabilities.bounds.purgeBatch,
             faultBackoffMs,
-            retryFor: (jobName) => registry.get(jobName)?.retry ?? groupRetry,
+            retryFor: (job) => effectiveRetryPolicy(job.retry, registry.get(job.jobName)?.retry ?? groupRetry),
             groupRetry: toDisposition(groupRetry),
           },
         });

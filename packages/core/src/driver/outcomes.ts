@@ -64,7 +64,7 @@ export class Outcomes {
       case "failed": {
         if (running.cancelRequested) return { ...base, outcome: { type: "cancelled" }, addTags: result.addTags };
         const decision = result.retryable
-          ? decideFailure(this.#config.retryFor(job.jobName), job.id, countedAttempts(job), now)
+          ? decideFailure(this.#config.retryFor(job), job.id, countedAttempts(job), now)
           : ({ type: "deadLetter" } as const);
         return {
           ...base,
@@ -93,7 +93,7 @@ export class Outcomes {
       if (result.status === "rejected" && job !== undefined && batch[i]?.outcome.type !== "failed") {
         // The store refused the report itself (e.g. output over its bound): fail the attempt
         // under the job type's policy (the refused row changed nothing, so the lease still holds).
-        const decision = decideFailure(this.#config.retryFor(job.jobName), job.id, countedAttempts(job), now);
+        const decision = decideFailure(this.#config.retryFor(job), job.id, countedAttempts(job), now);
         this.#buffer.push({
           jobId: job.id,
           workerId: this.#config.workerId,

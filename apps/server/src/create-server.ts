@@ -7,7 +7,8 @@ import { Access, type Authorize } from "./auth/access.js";
 import { SessionStore } from "./auth/sessions.js";
 import type { ServerToken } from "./auth/tokens.js";
 import type { ServerContext } from "./context.js";
-import { createDashboardApp, type LiveStreams } from "./dashboard/dashboard-app.js";
+import { createDashboardApp, type LiveStreams, notFoundPage } from "./dashboard/dashboard-app.js";
+import { allowedMethods, drainUnreadBody, methodNotAllowed, refuseDotSegments } from "./http/hygiene.js";
 import { sampleHostMetrics } from "./monitor/host-metrics-sampler.js";
 import { LiveFeed } from "./monitor/live-feed.js";
 import { ThroughputRing } from "./monitor/throughput.js";
@@ -45,8 +46,11 @@ export interface ServerOptions {
 export interface BelayServer {
   /** The whole app: the dashboard at `/`, the API at `/api/v1`. */
   readonly app: Hono;
-  /** `app.fetch`, for `serve()` or in-process requests. */
-  readonly fetch: (request: Request) => Response | Promise<Response>;
+  /**
+   * `app.fetch`, for `serve()` or in-process requests. `env` is what an adapter hands over
+   * (`@hono/node-server`: `{ incoming, outgoing }`, whose raw request target the server checks).
+   */
+  readonly fetch: (request: Request, env?: unknown) => Response | Promise<Response>;
   /** The overview's per-second throughput counts (this process's view). */
   readonly throughput: ThroughputRing;
   /** Counts a worker event toward the overview's throughput (for a `Worker` embedded by hand). */
@@ -94,12 +98,24 @@ export function createServer(options: ServerOptions): BelayServer {
   live.start();
 
   const streams: LiveStreams = new Set();
-  const api = createApiApp(ctx, { bodyLimitBytes: options.bodyLimitBytes ?? 32 * 1024 * 1024 });
+  const bodyLimitBytes = options.bodyLimitBytes ?? 32 * 1024 * 1024;
+  const api = createApiApp(ctx, { bodyLimitBytes });
   const dashboard = createDashboardApp(ctx, streams);
   const app = new Hono();
+  app.use("*", refuseDotSegments());
+  app.use("*", drainUnreadBody(bodyLimitBytes));
   app.route("/api/v1", api);
-  app.all("/api/*", (c) => c.json({ error: { code: "BELAY_NOT_FOUND", field: null, message: `no route ${c.req.method} ${c.req.path}` } }, 404));
+  app.all("/api/*", (c) => {
+    const allow = allowedMethods(app, c.req.path);
+    if (allow.length > 0) return renderApiError(methodNotAllowed(c.req.method, c.req.path, allow), c, ctx);
+    return c.json({ error: { code: "BELAY_NOT_FOUND", field: null, message: `no route ${c.req.method} ${c.req.path}` } }, 404);
+  });
   app.route("/", dashboard);
+  app.notFound((c) => {
+    const allow = allowedMethods(app, c.req.path);
+    if (allow.length > 0) return c.text(`${c.req.method} is not allowed here (allowed: ${allow.join(", ")})`, 405, { allow: allow.join(", ") });
+    return c.html(notFoundPage(), 404);
+  });
   app.onError((error, c) => {
     if (c.req.path.startsWith("/api/")) return renderApiError(error, c, ctx);
     logger.error("dashboard: unexpected error", { path: c.req.path, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
@@ -115,7 +131,7 @@ export function createServer(options: ServerOptions): BelayServer {
 
   return {
     app,
-    fetch: (request) => app.fetch(request),
+    fetch: (request, env) => app.fetch(request, env),
     throughput,
     recordWorkerEvent(event) {
       live.countDeltas = false;

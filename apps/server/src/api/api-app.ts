@@ -14,8 +14,11 @@ import { registerScheduleRoutes } from "./schedule-routes.js";
 export function renderApiError(error: unknown, c: Context, ctx: ServerContext): Response {
   let http: HttpError;
   if (error instanceof HTTPException) {
-    // Hono raises these for bodies it cannot parse.
-    http = error.status === 400 ? badRequest("body", "malformed JSON") : toHttpError(error);
+    // Hono raises these for bodies it cannot read; `jsonBody` refuses them first, so this is a fallback.
+    if (error.status === 415) http = new HttpError(415, { code: "BELAY_UNSUPPORTED_MEDIA_TYPE", field: "content-type", message: "the body must be JSON (application/json)" });
+    else if (error.status === 413) http = new HttpError(413, { code: "BELAY_BODY_TOO_LARGE", field: "body", message: "the request body is too large" });
+    else if (error.status >= 400 && error.status < 500) http = badRequest("body", error.message || "malformed request");
+    else http = toHttpError(error);
   } else {
     http = toHttpError(error);
   }
@@ -53,7 +56,8 @@ export function createApiApp(ctx: ServerContext, options: { readonly bodyLimitBy
           limit: options.bodyLimitBytes,
           ...(Number.isSafeInteger(actual) ? { actual } : {}),
         });
-        return c.json(http.body, 413);
+        // The body is left unread: close the connection rather than leave it in front of the next request.
+        return c.json(http.body, 413, { connection: "close" });
       },
     }),
   );
@@ -67,7 +71,7 @@ export function createApiApp(ctx: ServerContext, options: { readonly bodyLimitBy
       title: "Belay API",
       version: "1",
       description:
-        "Enqueue jobs, operate queues and schedules, and read what the workers did. Writes and sensitive reads need `Authorization: Bearer <secret>`. Errors are `{ error: { code, field, message } }`; times are epoch milliseconds.",
+        "Enqueue jobs, operate queues and schedules, and read what the workers did. Writes and sensitive reads need `Authorization: Bearer <secret>`. Errors are `{ error: { code, field, message } }`; times are epoch milliseconds. Request bodies are JSON (`content-type: application/json`, UTF-8, nested at most 64 levels). Besides each operation's own answers: a method a path does not take gets 405 with `Allow`, and a path with `.` or `..` segments gets 400.",
     },
     servers: [{ url: "/api/v1" }],
     security: [{ bearer: [] }],

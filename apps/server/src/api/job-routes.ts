@@ -2,6 +2,7 @@ import { JOB_STATES, type JobState, type ListJobsRequest, type TagPredicate } fr
 import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { type ServerContext, parseJson } from "../context.js";
 import { HttpError, badRequest, notFound, toHttpError } from "../http/errors.js";
+import { jsonBody } from "../http/json-body.js";
 import { enqueueJobs, enqueueWorkflow } from "../operations/enqueue.js";
 import { maySeeSensitive, requirePermission } from "./guard.js";
 import {
@@ -14,8 +15,12 @@ import {
   JobDetailSchema,
   JobPageSchema,
   ListParam,
+  TagListParam,
   WorkflowEnqueueResponseSchema,
   WorkflowRequestSchema,
+  intParamDoc,
+  pathParam,
+  text,
 } from "./schemas.js";
 
 /** Error answers every route may give, for the OpenAPI document. */
@@ -27,7 +32,8 @@ export function errorResponses(...statuses: number[]) {
     404: "Unknown target",
     409: "The target's state does not allow the action",
     413: "Payload (or request body) too large",
-    422: "A bound exceeded or a reference unknown (names the limit and the actual size)",
+    415: "The body is not JSON (content-type: application/json, UTF-8)",
+    422: "A bound exceeded (names the bound, its limit and the actual size; also a body nested deeper than 64 levels) or a reference unknown",
     503: "The store is busy (retry after Retry-After seconds) or unavailable",
   };
   return Object.fromEntries(
@@ -35,7 +41,7 @@ export function errorResponses(...statuses: number[]) {
   );
 }
 
-const JobIdParam = z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) });
+const JobIdParam = z.object({ id: pathParam("id") });
 
 /** `label`, `key=value` or `key=*` as a tag predicate. */
 export function parseTagPredicate(text: string, field: string): TagPredicate {
@@ -72,17 +78,27 @@ export function checkPageLimit(limit: number | undefined, bound: number, field =
   }
 }
 
+/**
+ * A store's field of a jobs filter as the query names it (`scope.queues[0]` → `queue`), for
+ * the errors a store raises about a filter the query passed on.
+ */
+export function filterField(field: string): string {
+  const name = field.replace(/^scope\./, "").replace(/\[\d+\].*$/, "");
+  const names: Record<string, string> = { states: "state", queues: "queue", jobNames: "jobName", tags: "tag" };
+  return names[name] ?? name;
+}
+
 /** The query of `GET /jobs` (and of the tag facets, without paging). */
 export const ListJobsQuery = z.object({
   state: ListParam.openapi({ description: "States (repeat or comma-separate)", type: "string" }),
   queue: ListParam.openapi({ type: "string" }),
   jobName: ListParam.openapi({ type: "string" }),
-  scheduleId: z.string().min(1).optional(),
-  workflowId: z.string().min(1).optional(),
-  tag: ListParam.openapi({ description: "Tags all jobs must have: label, key=value, or key=* (any value)", type: "string" }),
+  scheduleId: text().min(1).optional(),
+  workflowId: text().min(1).optional(),
+  tag: TagListParam.openapi({ description: "Tags all jobs must have: label, key=value, or key=* (any value)", type: "string" }),
   order: z.enum(["newestFirst", "oldestFirst"]).optional().openapi({ description: "Default newestFirst" }),
-  after: z.string().min(1).optional().openapi({ description: "nextCursor of the previous page" }),
-  limit: IntParam.openapi({ type: "integer", description: "Page size (≤ the store's monitorPage bound, default 50)" }),
+  after: text().min(1).optional().openapi({ description: "nextCursor of the previous page" }),
+  limit: IntParam.openapi(intParamDoc("Page size (default 50); above the store's monitorPage bound (default 200) gets 422")),
 });
 
 /** A listing request from the jobs query (shared by the dashboard). */
@@ -115,11 +131,12 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       summary: "Enqueue one or many jobs, atomically",
       description:
         "All jobs are written or none. A repeated id returns the existing job (`duplicate`). When the server knows the job definitions, each payload is validated by its job's schema and the queue defaults to the definition's.",
+      middleware: [jsonBody],
       request: { body: { required: true, content: { "application/json": { schema: EnqueueRequestSchema } } } },
       responses: {
         201: { description: "At least one job created", content: { "application/json": { schema: EnqueueResponseSchema } } },
         200: { description: "Every job already existed", content: { "application/json": { schema: EnqueueResponseSchema } } },
-        ...errorResponses(400, 401, 403, 413, 422, 503),
+        ...errorResponses(400, 401, 403, 413, 415, 422, 503),
       },
     }),
     async (c) => {
@@ -145,7 +162,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
     async (c) => {
       await requirePermission(ctx, c, "view");
       const request = listRequestOf(c.req.valid("query"), store.capabilities.bounds.monitorPage);
-      const page = await store.listJobs(request).catch((e: unknown) => Promise.reject(toHttpError(e)));
+      const page = await store.listJobs(request).catch((e: unknown) => Promise.reject(toHttpError(e, filterField)));
       return c.json(page as never, 200);
     },
   );
@@ -164,7 +181,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       },
       responses: {
         200: { description: "The job", content: { "application/json": { schema: JobDetailSchema } } },
-        ...errorResponses(401, 403, 404, 503),
+        ...errorResponses(400, 401, 403, 404, 503),
       },
     }),
     async (c) => {
@@ -203,7 +220,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       request: { params: JobIdParam },
       responses: {
         200: { description: "Edges", content: { "application/json": { schema: DependenciesSchema } } },
-        ...errorResponses(404, 503),
+        ...errorResponses(400, 404, 503),
       },
     }),
     async (c) => {
@@ -225,7 +242,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       request: { params: JobIdParam },
       responses: {
         200: { description: "Done", content: { "application/json": { schema: ActionResultSchema } } },
-        ...errorResponses(401, 403, 404, 409, 503),
+        ...errorResponses(400, 401, 403, 404, 409, 413, 422, 503),
       },
     }),
     async (c) => {
@@ -249,7 +266,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       request: { params: JobIdParam },
       responses: {
         200: { description: "Requeued", content: { "application/json": { schema: ActionResultSchema } } },
-        ...errorResponses(401, 403, 404, 409, 503),
+        ...errorResponses(400, 401, 403, 404, 409, 413, 422, 503),
       },
     }),
     async (c) => {
@@ -270,11 +287,12 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       path: "/workflows",
       tags: ["workflows"],
       summary: "Enqueue a workflow: jobs joined by parents, written atomically",
+      middleware: [jsonBody],
       request: { body: { required: true, content: { "application/json": { schema: WorkflowRequestSchema } } } },
       responses: {
         201: { description: "Created", content: { "application/json": { schema: WorkflowEnqueueResponseSchema } } },
         200: { description: "A workflow with this id exists; nothing changed", content: { "application/json": { schema: WorkflowEnqueueResponseSchema } } },
-        ...errorResponses(400, 401, 403, 409, 413, 422, 503),
+        ...errorResponses(400, 401, 403, 409, 413, 415, 422, 503),
       },
     }),
     async (c) => {

@@ -2,9 +2,9 @@ import type { ObserverStatus, TagSuggestion } from "@belay/contract";
 import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { PERMISSIONS } from "../auth/permissions.js";
 import type { ServerContext } from "../context.js";
-import { notFound } from "../http/errors.js";
+import { notFound, toHttpError } from "../http/errors.js";
 import { maySeeSensitive, requirePermission } from "./guard.js";
-import { ListJobsQuery, checkPageLimit, errorResponses, listRequestOf } from "./job-routes.js";
+import { ListJobsQuery, checkPageLimit, errorResponses, filterField, listRequestOf } from "./job-routes.js";
 import {
   AuditPageSchema,
   FacetsSchema,
@@ -17,6 +17,9 @@ import {
   ThroughputSchema,
   WorkflowDetailSchema,
   WorkflowPageSchema,
+  intParamDoc,
+  pathParam,
+  text,
 } from "./schemas.js";
 
 /** An observer's status flattened for the API and the dashboard, with its lag. */
@@ -55,11 +58,11 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       summary: "The audit log of operator actions (keyset paging; newest first by default)",
       request: {
         query: z.object({
-          target: z.string().min(1).optional(),
+          target: text().min(1).optional(),
           targetKind: z.enum(["job", "queue", "schedule"]).optional(),
           order: z.enum(["newestFirst", "oldestFirst"]).optional(),
-          after: z.string().min(1).optional(),
-          limit: IntParam.openapi({ type: "integer" }),
+          after: text().min(1).optional(),
+          limit: IntParam.openapi(intParamDoc("Page size (default 50); above the store's monitorPage bound gets 422")),
         }),
       },
       responses: { 200: { description: "One page", content: { "application/json": { schema: AuditPageSchema } } }, ...errorResponses(400, 422, 503) },
@@ -85,7 +88,12 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       path: "/workflows",
       tags: ["workflows"],
       summary: "Workflows, oldest first, with their derived status",
-      request: { query: z.object({ after: z.string().min(1).optional(), limit: IntParam.openapi({ type: "integer" }) }) },
+      request: {
+        query: z.object({
+          after: text().min(1).optional(),
+          limit: IntParam.openapi(intParamDoc("Page size (default 50); above the store's monitorPage bound gets 422")),
+        }),
+      },
       responses: { 200: { description: "One page", content: { "application/json": { schema: WorkflowPageSchema } } }, ...errorResponses(400, 422, 503) },
     }),
     async (c) => {
@@ -103,8 +111,8 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       path: "/workflows/{id}",
       tags: ["workflows"],
       summary: "A workflow and its member jobs (first page, oldest first)",
-      request: { params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }) },
-      responses: { 200: { description: "The workflow", content: { "application/json": { schema: WorkflowDetailSchema } } }, ...errorResponses(404, 503) },
+      request: { params: z.object({ id: pathParam("id") }) },
+      responses: { 200: { description: "The workflow", content: { "application/json": { schema: WorkflowDetailSchema } } }, ...errorResponses(400, 404, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -124,18 +132,18 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       summary: "Distinct jobs per value of one tag key (key empty = labels), within the jobs filter",
       request: {
         query: ListJobsQuery.omit({ order: true, after: true, limit: true }).extend({
-          key: z.string().optional().openapi({ description: "Tag key; omit or empty for labels" }),
-          max: IntParam.openapi({ type: "integer", description: "Top values kept (default 20)" }),
+          key: text().optional().openapi({ description: "Tag key; omit or empty for labels" }),
+          max: IntParam.openapi(intParamDoc("Top values kept (default 20)")),
         }),
       },
-      responses: { 200: { description: "Facet values", content: { "application/json": { schema: FacetsSchema } } }, ...errorResponses(400, 503) },
+      responses: { 200: { description: "Facet values", content: { "application/json": { schema: FacetsSchema } } }, ...errorResponses(400, 422, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
       const q = c.req.valid("query");
       const { order: _o, after: _a, limit: _l, ...scope } = listRequestOf(q, bound);
       const key = q.key ?? "";
-      const values = await store.facetTags({ key, scope, max: q.max ?? 20 });
+      const values = await store.facetTags({ key, scope, max: q.max ?? 20 }).catch((e: unknown) => Promise.reject(toHttpError(e, filterField)));
       return c.json({ key, values } as never, 200);
     },
   );
@@ -148,10 +156,10 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       summary: "Prefix completion over every tag: labels then keys, or one key's values",
       request: {
         query: z.object({
-          prefix: z.string().optional(),
-          key: z.string().optional(),
-          after: z.string().min(1).optional(),
-          max: IntParam.openapi({ type: "integer" }),
+          prefix: text().optional(),
+          key: text().optional(),
+          after: text().min(1).optional(),
+          max: IntParam.openapi(intParamDoc("Suggestions per page")),
         }),
       },
       responses: { 200: { description: "Suggestions", content: { "application/json": { schema: SuggestionsSchema } } }, ...errorResponses(400, 503) },
@@ -193,8 +201,8 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       path: "/observers/{id}",
       tags: ["observers"],
       summary: "One observer with its dead letters (their errors with viewSensitive)",
-      request: { params: z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) }) },
-      responses: { 200: { description: "The observer", content: { "application/json": { schema: ObserverDetailSchema } } }, ...errorResponses(404, 503) },
+      request: { params: z.object({ id: pathParam("id") }) },
+      responses: { 200: { description: "The observer", content: { "application/json": { schema: ObserverDetailSchema } } }, ...errorResponses(400, 404, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");

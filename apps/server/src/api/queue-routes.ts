@@ -1,12 +1,13 @@
 import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { ServerContext } from "../context.js";
 import { notFound, toHttpError } from "../http/errors.js";
+import { jsonBody } from "../http/json-body.js";
 import { type QueueOverview, loadQueueOverviews, totalsOf } from "../monitor/queues.js";
 import { requirePermission } from "./guard.js";
 import { errorResponses } from "./job-routes.js";
-import { ActionResultSchema, CountsSchema, LimitRequestSchema, QueueSchema } from "./schemas.js";
+import { ActionResultSchema, CountsSchema, LimitRequestSchema, QueueSchema, pathParam } from "./schemas.js";
 
-const QueueParam = z.object({ queue: z.string().min(1).openapi({ param: { name: "queue", in: "path" } }) });
+const QueueParam = z.object({ queue: pathParam("queue") });
 
 /**
  * The queue's overview, or 404: a queue is known when it has jobs or settings, or a known job
@@ -61,7 +62,7 @@ export function registerQueueRoutes(app: OpenAPIHono, ctx: ServerContext): void 
       tags: ["queues"],
       summary: "One queue",
       request: { params: QueueParam },
-      responses: { 200: { description: "The queue", content: { "application/json": { schema: QueueSchema } } }, ...errorResponses(404, 503) },
+      responses: { 200: { description: "The queue", content: { "application/json": { schema: QueueSchema } } }, ...errorResponses(400, 404, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -79,7 +80,7 @@ export function registerQueueRoutes(app: OpenAPIHono, ctx: ServerContext): void 
         request: { params: QueueParam },
         responses: {
           200: { description: "Applied (idempotent, audited)", content: { "application/json": { schema: ActionResultSchema } } },
-          ...errorResponses(401, 403, 404, 503),
+          ...errorResponses(400, 401, 403, 404, 413, 503),
         },
       }),
       async (c) => {
@@ -101,10 +102,11 @@ export function registerQueueRoutes(app: OpenAPIHono, ctx: ServerContext): void 
       path: "/queues/{queue}/concurrency-limit",
       tags: ["queues"],
       summary: "Cap the jobs of a queue leased at once, cluster-wide (null removes the cap)",
+      middleware: [jsonBody],
       request: { params: QueueParam, body: { required: true, content: { "application/json": { schema: LimitRequestSchema } } } },
       responses: {
         200: { description: "Applied (audited)", content: { "application/json": { schema: ActionResultSchema } } },
-        ...errorResponses(400, 401, 403, 404, 503),
+        ...errorResponses(400, 401, 403, 404, 413, 415, 422, 503),
       },
     }),
     async (c) => {

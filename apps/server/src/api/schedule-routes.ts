@@ -3,12 +3,13 @@ import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { createJobId } from "@belay/core";
 import { type ServerContext, parseJson } from "../context.js";
 import { notFound, toHttpError } from "../http/errors.js";
+import { jsonBody } from "../http/json-body.js";
 import { nextTicks, upsertSchedule } from "../operations/schedules.js";
 import { maySeeSensitive, requirePermission } from "./guard.js";
 import { errorResponses } from "./job-routes.js";
-import { ScheduleRequestSchema, ScheduleSchema, TriggerResponseSchema, UpsertScheduleResponseSchema } from "./schemas.js";
+import { ScheduleRequestSchema, ScheduleSchema, TriggerResponseSchema, UpsertScheduleResponseSchema, pathParam } from "./schemas.js";
 
-const ScheduleParam = z.object({ id: z.string().min(1).openapi({ param: { name: "id", in: "path" } }) });
+const ScheduleParam = z.object({ id: pathParam("id") });
 
 /** A stored schedule with its next three fire times. */
 export function withNextTicks(schedule: ScheduleRecord, now: number) {
@@ -44,7 +45,7 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       tags: ["schedules"],
       summary: "One schedule (its payload template with viewSensitive)",
       request: { params: ScheduleParam },
-      responses: { 200: { description: "The schedule", content: { "application/json": { schema: ScheduleSchema } } }, ...errorResponses(404, 503) },
+      responses: { 200: { description: "The schedule", content: { "application/json": { schema: ScheduleSchema } } }, ...errorResponses(400, 404, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -64,11 +65,12 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       tags: ["schedules"],
       summary: "Create or redefine a schedule (a redefinition keeps its cursor)",
       description: "The cron expression (5 fields, or 6 with seconds first) and the IANA time zone are validated before anything is written.",
+      middleware: [jsonBody],
       request: { params: ScheduleParam, body: { required: true, content: { "application/json": { schema: ScheduleRequestSchema } } } },
       responses: {
         201: { description: "Created", content: { "application/json": { schema: UpsertScheduleResponseSchema } } },
         200: { description: "Redefined", content: { "application/json": { schema: UpsertScheduleResponseSchema } } },
-        ...errorResponses(400, 401, 403, 413, 422, 503),
+        ...errorResponses(400, 401, 403, 413, 415, 422, 503),
       },
     }),
     async (c) => {
@@ -88,7 +90,7 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       request: { params: ScheduleParam },
       responses: {
         200: { description: "Removed", content: { "application/json": { schema: z.object({ status: z.literal("removed") }) } } },
-        ...errorResponses(401, 403, 404, 503),
+        ...errorResponses(400, 401, 403, 404, 413, 422, 503),
       },
     }),
     async (c) => {
@@ -109,7 +111,7 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       request: { params: ScheduleParam },
       responses: {
         200: { description: "Triggered", content: { "application/json": { schema: TriggerResponseSchema } } },
-        ...errorResponses(401, 403, 404, 503),
+        ...errorResponses(400, 401, 403, 404, 413, 422, 503),
       },
     }),
     async (c) => {

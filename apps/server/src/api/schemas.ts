@@ -1,8 +1,37 @@
-import { JOB_STATES } from "@belay/contract";
+import { JOB_STATES, MAX_COUNT, MAX_INSTANT, textProblem } from "@belay/contract";
 import { z } from "@hono/zod-openapi";
+import { ISO_INSTANT_FORM, ISO_INSTANT_PATTERN, parseIsoInstant } from "./instants.js";
 
 // The request and response shapes of the HTTP API. The OpenAPI document is generated from them,
 // so what is validated is what is documented. Times are epoch milliseconds (UTC).
+
+/**
+ * Text a store holds faithfully (no NUL, no lone UTF-16 surrogate): the contract refuses other
+ * text too, but checking it here names the request's own field (`id`, `tag`, `jobs[0].queue`)
+ * and keeps it away from every store, whatever its driver would do with it.
+ */
+export function text() {
+  return z.string().superRefine((value, ctx) => {
+    const problem = textProblem(value);
+    if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+  });
+}
+
+/** A path parameter: storable, non-empty text. */
+export function pathParam(name: string) {
+  return text().min(1).openapi({ param: { name, in: "path" } });
+}
+
+/** Why `tag` is not `"label"` or `"key=value"`, with the part at fault (`value` for `"key="`). */
+export function tagTextProblem(tag: string): { readonly part: "tag" | "value"; readonly message: string } | null {
+  if (tag.length === 0) return { part: "tag", message: "a tag must not be empty" };
+  const at = tag.indexOf("=");
+  if (at === 0) return { part: "tag", message: 'a keyed tag needs a key before "="' };
+  if (at === tag.length - 1) return { part: "value", message: 'a keyed tag needs a value after "="' };
+  return null;
+}
+
+const TAG_PATTERN = "^[^=]+(=[\\s\\S]+)?$";
 
 export const ErrorSchema = z
   .object({
@@ -20,23 +49,51 @@ export const ErrorSchema = z
 
 export const JobStateSchema = z.enum(JOB_STATES as [string, ...string[]]).openapi("JobState");
 
-const TagText = z.string().min(1).openapi({ description: '"label" or "key=value"', example: "tenant=acme" });
+const TagText = text()
+  .superRefine((tag, ctx) => {
+    const problem = tagTextProblem(tag);
+    if (problem !== null) ctx.addIssue({ code: "custom", message: problem.message, ...(problem.part === "value" ? { path: ["value"] } : {}) });
+  })
+  .openapi({ description: '"label" or "key=value" (the value may hold "=")', example: "tenant=acme", pattern: TAG_PATTERN });
+
+/** A time: epoch milliseconds or strict ISO 8601 text, from 1970 to the end of year 9999. */
+const InstantInput = z.union(
+  [
+    z
+      .number()
+      .int("must be a whole number of epoch milliseconds")
+      .min(0, "must not be before 1970-01-01T00:00:00Z (0)")
+      .max(MAX_INSTANT, `must not be after 9999-12-31T23:59:59.999Z (${MAX_INSTANT})`),
+    text()
+      .superRefine((value, ctx) => {
+        const parsed = parseIsoInstant(value);
+        if (!parsed.ok) ctx.addIssue({ code: "custom", message: parsed.problem });
+      })
+      .openapi({ format: "date-time", pattern: ISO_INSTANT_PATTERN, example: "2030-01-01T09:00:00Z" }),
+  ],
+  { error: `must be epoch milliseconds or an ISO 8601 time ${ISO_INSTANT_FORM}` },
+);
 
 export const EnqueueJobSchema = z
   .object({
-    id: z.string().optional().openapi({ description: "Idempotency key; a repeat returns the existing job (`duplicate`)." }),
-    jobName: z.string().openapi({ example: "email.welcome" }),
-    queue: z.string().optional().openapi({ description: "Default: the job definition's queue, else `default`." }),
+    id: text().optional().openapi({ description: "Idempotency key; a repeat returns the existing job (`duplicate`)." }),
+    jobName: text().openapi({ example: "email.welcome" }),
+    queue: text().optional().openapi({ description: "Default: the job definition's queue, else `default`." }),
     payload: z.unknown().optional().openapi({ description: "Any JSON value (validated by the job's schema when the server knows it)." }),
-    runAt: z
-      .union([z.string(), z.number().int()])
+    runAt: InstantInput.optional().openapi({
+      description: `Epoch milliseconds, or ISO 8601 text ${ISO_INSTANT_FORM} (a finer fraction is truncated to milliseconds); from 1970 to 9999-12-31T23:59:59.999Z. Exclusive with delayMs.`,
+    }),
+    delayMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_INSTANT)
       .optional()
-      .openapi({ description: "ISO 8601 time or epoch milliseconds; exclusive with delayMs." }),
-    delayMs: z.number().int().min(0).optional(),
-    parents: z.array(z.string()).optional().openapi({ description: "Ids of jobs that must end first." }),
+      .openapi({ description: "Due this many milliseconds from now; now + delayMs must not pass 9999-12-31T23:59:59.999Z." }),
+    parents: z.array(text()).optional().openapi({ description: "Ids of jobs that must end first." }),
     dependencyMode: z.enum(["onSuccess", "onAnyTerminal"]).optional(),
     tags: z.array(TagText).optional(),
-    traceContext: z.string().optional(),
+    traceContext: text().optional(),
   })
   .strict()
   .openapi("EnqueueJob");
@@ -50,7 +107,7 @@ export const ReceiptSchema = z
 export const EnqueueResponseSchema = z.object({ jobs: z.array(ReceiptSchema) }).openapi("EnqueueResponse");
 
 export const WorkflowRequestSchema = z
-  .object({ id: z.string().optional(), name: z.string(), jobs: z.array(EnqueueJobSchema).min(1) })
+  .object({ id: text().optional(), name: text(), jobs: z.array(EnqueueJobSchema).min(1) })
   .strict()
   .openapi("EnqueueWorkflowRequest");
 
@@ -140,7 +197,7 @@ export const QueueSchema = z
   .openapi("Queue");
 
 export const LimitRequestSchema = z
-  .object({ limit: z.number().int().min(1).nullable().openapi({ description: "null removes the limit" }) })
+  .object({ limit: z.number().int().min(1).max(MAX_COUNT).nullable().openapi({ description: "null removes the limit" }) })
   .strict()
   .openapi("ConcurrencyLimitRequest");
 
@@ -166,10 +223,10 @@ export const ScheduleSchema = z
 
 export const ScheduleRequestSchema = z
   .object({
-    cron: z.string().openapi({ example: "*/10 * * * * *", description: "5 fields, or 6 with seconds first" }),
-    timeZone: z.string().optional().openapi({ example: "Europe/Paris" }),
-    jobName: z.string(),
-    queue: z.string().optional(),
+    cron: text().openapi({ example: "*/10 * * * * *", description: "5 fields, or 6 with seconds first" }),
+    timeZone: text().optional().openapi({ example: "Europe/Paris" }),
+    jobName: text(),
+    queue: text().optional(),
     payload: z.unknown().optional(),
     tags: z.array(TagText).optional(),
     catchUp: z.enum(["skip", "coalesce"]).optional(),
@@ -286,16 +343,35 @@ export const MeSchema = z
   .object({ actor: z.string(), permissions: z.array(z.string()) })
   .openapi("Me");
 
-/** A query parameter that may repeat (`?state=a&state=b`) or list values with commas. */
+/** A query parameter that may repeat (`?state=a&state=b`) or list values with commas; empty items are dropped. */
 export const ListParam = z
-  .union([z.string(), z.array(z.string())])
+  .union([text(), z.array(text())])
   .optional()
   .transform((v) => (v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(",")).filter((s) => s.length > 0)));
 
-/** A positive integer query parameter. */
+/** Like {@link ListParam}, for tag filters: an empty item is a malformed tag, refused instead of dropped. */
+export const TagListParam = z
+  .union([text(), z.array(text())])
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const items = (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(","));
+    if (items.some((s) => s.length === 0)) {
+      ctx.addIssue({ code: "custom", message: "a tag filter must not be empty (label, key=value or key=*)" });
+      return z.NEVER;
+    }
+    return items;
+  });
+
+/** A query parameter holding an integer from 1 to 2^31 − 1 (what a 32-bit column holds). */
 export const IntParam = z
   .string()
-  .regex(/^\d{1,9}$/, "must be a positive integer")
+  .regex(/^\d{1,10}$/, `must be an integer from 1 to ${MAX_COUNT}`)
   .transform(Number)
-  .refine((n) => n >= 1, "must be a positive integer")
+  .refine((n) => n >= 1 && n <= MAX_COUNT, `must be an integer from 1 to ${MAX_COUNT}`)
   .optional();
+
+/** The OpenAPI form of an {@link IntParam}. */
+export function intParamDoc(description?: string) {
+  return { type: "integer" as const, minimum: 1, maximum: MAX_COUNT, ...(description === undefined ? {} : { description }) };
+}

@@ -7,8 +7,8 @@ import { knownQueue } from "../api/queue-routes.js";
 import type { ServerContext } from "../context.js";
 import { HttpError } from "../http/errors.js";
 import { STATE_LABELS } from "./format.js";
-import { html } from "./html.js";
 import { safeBack } from "./query.js";
+import { refusal } from "./request-guards.js";
 import type { DashboardEnv } from "./session-middleware.js";
 
 type Form = Record<string, string | File | (string | File)[]>;
@@ -22,16 +22,11 @@ function param(c: Context<DashboardEnv>, name: string): string {
   return c.req.param(name) ?? "";
 }
 
-/** A bare refusal page (a forced POST: no confirmation form on screen to come back to). */
-function refusal(c: Context<DashboardEnv>, status: 400 | 403 | 404, message: string): Response {
-  const body = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Refused</title></head><body><h1>${status === 403 ? "Forbidden" : "Refused"}</h1><p>${message}</p><p><a href="/">Back to the dashboard</a></p></body></html>`;
-  return c.html(body.value, status);
-}
-
 /**
- * Registers the operator actions: HTML form POSTs that carry the session's CSRF token and the
- * browser confirmation, are checked against the permission, performed with the signed-in actor
- * (audited by the store), and answered with a 303 back and a flash message.
+ * Registers the operator actions: HTML form POSTs (same-origin and bounded, by `guardPosts`)
+ * that carry the session's CSRF token and the browser confirmation, are checked against the
+ * permission, performed with the signed-in actor (audited by the store), and answered with a
+ * 303 back (a same-origin path only, by `safeBack`) and a flash message.
  */
 export function registerActions(app: Hono<DashboardEnv>, ctx: ServerContext): void {
   const { store, clock } = ctx;

@@ -18,7 +18,13 @@ import { queuesPage } from "./pages/queues.js";
 import { schedulesPage } from "./pages/schedules.js";
 import { workflowsPage } from "./pages/workflows.js";
 import { href, pairsOf, safeBack, without } from "./query.js";
+import { guardPosts, refuseUnstorableText } from "./request-guards.js";
 import { type DashboardEnv, sessionMiddleware, setSessionCookie, viewOf } from "./session-middleware.js";
+
+/** The dashboard's 404 page. */
+export function notFoundPage(): string {
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><h1>Not found</h1><p><a href="/">Back to the dashboard</a></p></body></html>`.value;
+}
 
 /** The live streams open right now, so a server stop can end them. */
 export type LiveStreams = Set<() => void>;
@@ -30,14 +36,26 @@ export type LiveStreams = Set<() => void>;
 export function createDashboardApp(ctx: ServerContext, streams: LiveStreams): Hono<DashboardEnv> {
   const app = new Hono<DashboardEnv>();
   app.use("*", sessionMiddleware(ctx));
+  app.use("*", refuseUnstorableText());
+  app.use("*", guardPosts(ctx));
 
   // `?token=` on any page signs the browser in (the demo prints such a link), then drops the
-  // token from the address so it does not linger in history or leak through a Referer.
+  // token from the address so it does not linger in history or leak through a Referer. A link
+  // never switches a signed-in session to another token (a link someone else sent would sign
+  // you in as them): that takes signing out first.
   app.use("*", async (c, next) => {
     const url = new URL(c.req.url);
     const secret = url.searchParams.get("token");
     if (secret === null || c.req.method !== "GET") return next();
     const target = href(url.pathname, without(pairsOf(url), ["token"]));
+    const current = c.get("session");
+    c.header("referrer-policy", "no-referrer");
+    if (current.actor !== null) {
+      if (current.secret !== secret) {
+        current.flash = { kind: "info", message: `You are already signed in as ${current.actor}; the link's token was not used. Sign out first to use another token.` };
+      }
+      return c.redirect(target, 303);
+    }
     const actor = await ctx.access.signIn(c.req.raw, secret);
     if (actor === null) {
       c.get("session").flash = { kind: "error", message: "That token is not valid; you are browsing read-only." };
@@ -46,7 +64,6 @@ export function createDashboardApp(ctx: ServerContext, streams: LiveStreams): Ho
       session.flash = { kind: "success", message: `Signed in as ${actor}.` };
       setSessionCookie(c, ctx, session);
     }
-    c.header("referrer-policy", "no-referrer");
     return c.redirect(target, 303);
   });
 
@@ -189,10 +206,7 @@ export function createDashboardApp(ctx: ServerContext, streams: LiveStreams): Ho
     });
   });
 
-  app.notFound((c) => {
-    const body = html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><h1>Not found</h1><p><a href="/">Back to the dashboard</a></p></body></html>`;
-    return c.html(body.value, 404);
-  });
+  app.notFound((c) => c.html(notFoundPage(), 404));
 
   registerActions(app, ctx);
   return app;

@@ -17,8 +17,22 @@ export function without(pairs: QueryPairs, keys: readonly string[], drop: readon
   return pairs.filter(([k, v]) => !keys.includes(k) && !drop.some(([dk, dv]) => dk === k && dv === v)).map(([k, v]) => [k, v]);
 }
 
-/** A path safe to redirect to: same-origin, absolute-path only; else `fallback`. */
+// Browsers drop tabs and newlines from a URL and read a backslash as a slash, so "/\t/evil" or
+// "/\\evil" would leave this origin; decoding may reveal the same ("/%2F/evil").
+const UNSAFE_IN_PATH = /[\\\s\u0000-\u001f\u007f-\u009f]|\/\//;
+
+/**
+ * A path safe to redirect to, else `fallback`: it starts with a single "/" and, as given and
+ * after percent-decoding, holds no "//", no backslash, no whitespace and no control character.
+ */
 export function safeBack(value: unknown, fallback = "/"): string {
-  if (typeof value !== "string" || !value.startsWith("/") || value.startsWith("//") || value.startsWith("/\\")) return fallback;
+  if (typeof value !== "string" || !value.startsWith("/") || value.length > 4096) return fallback;
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(value);
+  } catch {
+    return fallback;
+  }
+  if (UNSAFE_IN_PATH.test(value) || !decoded.startsWith("/") || UNSAFE_IN_PATH.test(decoded)) return fallback;
   return value;
 }

@@ -11,11 +11,21 @@ export interface DashboardEnv {
   Variables: {
     session: Session;
     nonce: string;
+    /** The session the answer's cookie names, when it must set one (see {@link setSessionCookie}). */
+    cookieSession: Session | undefined;
   };
 }
 
-/** Sets the session cookie (HttpOnly, SameSite=Strict; Secure when configured). */
-export function setSessionCookie(c: Context, ctx: ServerContext, session: Session): void {
+/**
+ * Makes the answer set the session cookie for `session` (HttpOnly, SameSite=Strict; Secure when
+ * configured). The cookie is written once, when the answer leaves the session middleware, so a
+ * first visit that signs in sets one cookie (the signed-in session's), not two.
+ */
+export function setSessionCookie(c: Context<DashboardEnv>, _ctx: ServerContext, session: Session): void {
+  c.set("cookieSession", session);
+}
+
+function writeSessionCookie(c: Context<DashboardEnv>, ctx: ServerContext, session: Session): void {
   setCookie(c, SESSION_COOKIE, session.id, { path: "/", httpOnly: true, sameSite: "Strict", secure: ctx.secureCookies, maxAge: 12 * 60 * 60 });
 }
 
@@ -34,6 +44,8 @@ export function sessionMiddleware(ctx: ServerContext): MiddlewareHandler<Dashboa
     c.set("session", session);
     c.set("nonce", nonce);
     await next();
+    const cookieSession = c.get("cookieSession");
+    if (cookieSession !== undefined) writeSessionCookie(c, ctx, cookieSession);
     c.header(
       "content-security-policy",
       `default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,

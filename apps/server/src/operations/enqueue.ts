@@ -6,11 +6,13 @@ import {
   type Instant,
   type JobState,
   type JobStore,
+  MAX_INSTANT,
   type NewJob,
   InvalidInputError,
   errorFromRejection,
 } from "@belay/contract";
 import { createJobId, encodePayload, parseTags } from "@belay/core";
+import { parseIsoInstant } from "../api/instants.js";
 import { HttpError, toHttpError } from "../http/errors.js";
 import type { JobCatalog } from "./catalog.js";
 
@@ -21,7 +23,7 @@ export interface EnqueueInput {
   readonly queue?: string | undefined;
   /** Any JSON value; absent means `null`. */
   readonly payload?: unknown;
-  /** ISO 8601 text or epoch milliseconds. */
+  /** Strict ISO 8601 text (see `parseIsoInstant`) or epoch milliseconds. */
   readonly runAt?: string | number | undefined;
   readonly delayMs?: number | undefined;
   readonly parents?: readonly string[] | undefined;
@@ -47,11 +49,16 @@ function dueAt(input: EnqueueInput, now: Instant): Instant {
   if (input.runAt !== undefined && input.delayMs !== undefined) {
     throw new InvalidInputError("runAt", "give either runAt or delayMs, not both");
   }
-  if (input.delayMs !== undefined) return now + input.delayMs;
+  if (input.delayMs !== undefined) {
+    const at = now + input.delayMs;
+    if (!Number.isSafeInteger(at) || at > MAX_INSTANT) throw new InvalidInputError("delayMs", "must not put the job past 9999-12-31T23:59:59.999Z");
+    return at;
+  }
   if (input.runAt === undefined) return now;
-  const at = typeof input.runAt === "number" ? input.runAt : Date.parse(input.runAt);
-  if (!Number.isSafeInteger(at)) throw new InvalidInputError("runAt", "must be an ISO 8601 time or epoch milliseconds");
-  return at;
+  if (typeof input.runAt === "number") return input.runAt;
+  const parsed = parseIsoInstant(input.runAt);
+  if (!parsed.ok) throw new InvalidInputError("runAt", parsed.problem);
+  return parsed.at;
 }
 
 /**

@@ -9,7 +9,9 @@ import type {
   ObserverDeadLetter,
   ObserverSubscription,
   RetentionClass,
+  RetryDisposition,
   Tag,
+  TransitionCause,
 } from "@belay/contract";
 import { SortedIndex } from "./sorted-index.js";
 
@@ -42,6 +44,8 @@ export interface JobRow {
   readonly traceContext: string | null;
   readonly scheduleId: string | null;
   readonly workflowId: string | null;
+  /** The job's own retry policy (frozen), written at insert and never changed. */
+  readonly retry: RetryDisposition | null;
   output: string | null;
   /** This job's transitions, oldest first, at most `bounds.transitionsPerJob`. */
   transitions: readonly LogEntry[];
@@ -56,6 +60,9 @@ export interface LogEntry {
   readonly ordinal: number;
   readonly at: Instant;
   readonly state: JobState;
+  readonly cause: TransitionCause;
+  /** The worker whose write this was (for an expiry, the lapsed lease's owner). */
+  readonly workerId: string | null;
   readonly attempt: number;
   readonly failureDetail: string | null;
   readonly jobName: string;
@@ -73,6 +80,8 @@ export interface ScheduleRow {
   tags: readonly Tag[];
   catchUp: CatchUpPolicy;
   noOverlap: boolean;
+  /** The retry policy its jobs carry (frozen), replaced by each upsert. */
+  retry: RetryDisposition | null;
   cursor: Instant;
   skippedTicks: readonly Instant[];
   readonly createdAt: Instant;

@@ -43,13 +43,15 @@ export function resolveChildren(
       const child = state.jobs.get(childId);
       if (child === undefined || child.state !== "awaitingParents") continue;
       if (child.dependencyMode === "onSuccess" && parent.state !== "succeeded") {
-        moveJob(state, undo, child, "cancelled", { terminalCause: parentEnded(parent) }, now);
+        moveJob(state, undo, child, "cancelled", { terminalCause: parentEnded(parent) }, now, { cause: "parentFailed" });
         work.push(child);
         continue;
       }
       const remaining = child.parentsRemaining - 1;
       undo.patch(child, { parentsRemaining: remaining });
-      if (remaining === 0) moveJob(state, undo, child, "scheduled", { dueAt: Math.max(child.dueAt, now) }, now);
+      if (remaining === 0) {
+        moveJob(state, undo, child, "scheduled", { dueAt: Math.max(child.dueAt, now) }, now, { cause: "parentsResolved" });
+      }
     }
   }
 }

@@ -22,7 +22,8 @@ export async function claim(state: MemoryState, undo: UndoLog, request: ClaimReq
       const first = due.first();
       if (first === undefined || first.at > now) break;
       const row = state.jobs.get(first.id)!;
-      moveJob(state, undo, row, "leased", { attempt: row.attempt + 1, leaseOwner: workerId, leaseExpiresAt: now + leaseMs }, now);
+      const lease = { attempt: row.attempt + 1, leaseOwner: workerId, leaseExpiresAt: now + leaseMs };
+      moveJob(state, undo, row, "leased", lease, now, { cause: "claimed", workerId });
       claimed.push(toClaimed(row));
       free--;
       await undo.step(`job ${row.id} claimed`);

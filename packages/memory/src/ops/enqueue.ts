@@ -50,14 +50,17 @@ export async function writeEnqueue(
       continue;
     }
     const initial = initialStateOf(state, plan.job);
-    const row = insertJob(state, undo, plan.job, initial, now, origin);
+    const row = insertJob(state, undo, plan.job, initial, now, origin, "enqueued");
     results.push({ id: row.id, status: "created", state: initial.state as "scheduled", seq: row.seq });
     await undo.step(`job ${i} inserted`);
   }
   return results;
 }
 
-/** Inserts a new job in its initial state, with its edges, tags, counters and first transition. */
+/**
+ * Inserts a new job in its initial state, with its edges, tags, counters and first transition:
+ * caused by `createdBy`, or `parentFailed` when it is born cancelled.
+ */
 export function insertJob(
   state: MemoryState,
   undo: UndoLog,
@@ -65,6 +68,7 @@ export function insertJob(
   initial: { state: JobState; parentsRemaining: number; terminalCause: string | null },
   now: Instant,
   origin: JobOrigin,
+  createdBy: "enqueued" | "minted" | "triggered",
 ): JobRow {
   const seq = state.sequences.job + 1;
   undo.patch(state.sequences, { job: seq });
@@ -94,6 +98,7 @@ export function insertJob(
     traceContext: job.traceContext,
     scheduleId: origin.scheduleId,
     workflowId: origin.workflowId,
+    retry: job.retry,
     output: null,
     transitions: [],
     transitionCount: 0,
@@ -109,7 +114,7 @@ export function insertJob(
     const parent = state.jobs.get(parentId)!;
     undo.patch(parent, { children: [...parent.children, row.id] });
   }
-  recordTransition(state, undo, row, now, null);
+  recordTransition(state, undo, row, now, { cause: row.state === "cancelled" ? "parentFailed" : createdBy });
   if (row.state === "scheduled" && row.dueAt <= now) state.dueQueues.add(row.queue);
   return row;
 }

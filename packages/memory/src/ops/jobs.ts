@@ -4,6 +4,7 @@ import {
   type JobRecord,
   type JobState,
   type JobSummary,
+  type TransitionCause,
   failureDetailText,
   isTerminalState,
 } from "@belay/contract";
@@ -50,15 +51,20 @@ export function countLiveInstance(state: MemoryState, undo: UndoLog, scheduleId:
   else undo.mapSet(state.liveInstances, scheduleId, next);
 }
 
+/**
+ * Why a transition is written and by whom: its cause, the worker whose write it is (`null` when
+ * no worker's), and a failed attempt's detail.
+ */
+export interface Provenance {
+  readonly cause: TransitionCause;
+  readonly workerId?: string | null;
+  readonly failureDetail?: string | null;
+}
+
 /** Appends one transition for `row` (in its current state) unless history is off. */
-export function recordTransition(
-  state: MemoryState,
-  undo: UndoLog,
-  row: JobRow,
-  now: Instant,
-  failureDetail: string | null,
-): void {
+export function recordTransition(state: MemoryState, undo: UndoLog, row: JobRow, now: Instant, why: Provenance): void {
   if (state.historyPolicy === "off") return;
+  const failureDetail = why.failureDetail ?? null;
   const detail =
     state.historyPolicy === "transitionsAndFailureDetail" && failureDetail !== null
       ? failureDetailText(failureDetail, state.bounds.failureDetailBytes)
@@ -71,6 +77,8 @@ export function recordTransition(
     ordinal: row.transitionCount + 1,
     at: now,
     state: row.state,
+    cause: why.cause,
+    workerId: why.workerId ?? null,
     attempt: row.attempt,
     failureDetail: detail,
     jobName: row.jobName,
@@ -97,7 +105,8 @@ export type MoveChanges = Partial<
 
 /**
  * Moves `row` to state `to`: re-indexes it, keeps counters, clears the lease and cancel request
- * when it leaves `leased`, stamps or clears the terminal time, and records the transition.
+ * when it leaves `leased`, stamps or clears the terminal time, and records the transition with
+ * `why` (a lease owner must be named there: the move clears it first).
  */
 export function moveJob(
   state: MemoryState,
@@ -106,7 +115,7 @@ export function moveJob(
   to: JobState,
   changes: MoveChanges,
   now: Instant,
-  failureDetail: string | null = null,
+  why: Provenance,
 ): void {
   const before = placementOf(state, row);
   if (before) undo.indexRemove(before.index, before.entry);
@@ -134,7 +143,7 @@ export function moveJob(
   if (row.scheduleId !== null && wasTerminal !== toTerminal) {
     countLiveInstance(state, undo, row.scheduleId, toTerminal ? -1 : 1);
   }
-  recordTransition(state, undo, row, now, failureDetail);
+  recordTransition(state, undo, row, now, why);
   if (to === "scheduled" && row.dueAt <= now) state.dueQueues.add(row.queue);
 }
 
@@ -161,6 +170,7 @@ export function toSummary(row: JobRow): JobSummary {
     traceContext: row.traceContext,
     scheduleId: row.scheduleId,
     workflowId: row.workflowId,
+    retry: row.retry,
   };
 }
 
@@ -188,5 +198,6 @@ export function toClaimed(row: JobRow): ClaimedJob {
     traceContext: row.traceContext,
     scheduleId: row.scheduleId,
     workflowId: row.workflowId,
+    retry: row.retry,
   };
 }

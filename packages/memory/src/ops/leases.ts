@@ -59,7 +59,7 @@ export async function release(state: MemoryState, undo: UndoLog, request: Releas
       results.push({ jobId, status: "stale" });
       continue;
     }
-    moveJob(state, undo, row, "scheduled", { dueAt: now, releases: row.releases + 1 }, now);
+    moveJob(state, undo, row, "scheduled", { dueAt: now, releases: row.releases + 1 }, now, { cause: "released", workerId });
     results.push({ jobId, status: "released" });
     await undo.step(`job ${jobId} released`);
   }
@@ -87,11 +87,13 @@ export async function expireLeases(state: MemoryState, undo: UndoLog, request: E
   const terminal: JobRow[] = [];
   for (const entry of candidates.slice(0, max)) {
     const row = state.jobs.get(entry.id)!;
+    // The job's own policy (`row.retry`) wins over the sweeper's inside the contract's rule.
     const disposition = leaseExpiryDisposition(row, retry, now);
+    const why = { cause: "leaseExpired", workerId: row.leaseOwner } as const;
     if (disposition.state === "scheduled") {
-      moveJob(state, undo, row, "scheduled", { dueAt: disposition.dueAt }, now);
+      moveJob(state, undo, row, "scheduled", { dueAt: disposition.dueAt }, now, why);
     } else {
-      moveJob(state, undo, row, disposition.state, { terminalCause: disposition.terminalCause }, now);
+      moveJob(state, undo, row, disposition.state, { terminalCause: disposition.terminalCause }, now, why);
       terminal.push(row);
     }
     expired.push({ jobId: row.id, state: row.state });

@@ -29,7 +29,8 @@ export async function cancelJob(state: MemoryState, undo: UndoLog, request: JobA
     undo.patch(row, { cancelRequested: true, cancelRequestedBy: actor });
     result = { status: "cancelRequested" };
   } else {
-    moveJob(state, undo, row, "cancelled", { terminalCause: terminalCauseText("cancelledBy", { actor }) }, now);
+    const terminalCause = terminalCauseText("cancelledBy", { actor });
+    moveJob(state, undo, row, "cancelled", { terminalCause }, now, { cause: "operatorCancelled" });
     await undo.step("job cancelled");
     resolveChildren(state, undo, [row], now);
     result = { status: "cancelled" };
@@ -45,7 +46,7 @@ export async function requeueJob(state: MemoryState, undo: UndoLog, request: Job
   const row = state.jobs.get(jobId);
   if (row === undefined) return { status: "notFound" };
   if (row.state !== "deadLettered" && row.state !== "quarantined") return { status: "notRequeueable", state: row.state };
-  moveJob(state, undo, row, "scheduled", { dueAt: now, attempt: 0, releases: 0 }, now);
+  moveJob(state, undo, row, "scheduled", { dueAt: now, attempt: 0, releases: 0 }, now, { cause: "requeued" });
   await undo.step("job requeued");
   regateChildren(state, undo, row);
   appendAudit(state, undo, { actor, action: "requeue", targetKind: "job", target: jobId, detail: null, at: now });

@@ -6,6 +6,7 @@ import {
   type Tag,
   boundRejection,
   normalizeTags,
+  outcomeCause,
   outcomeDisposition,
   utf8ByteLength,
 } from "@belay/contract";
@@ -26,25 +27,27 @@ function check(
   row: JobRow | undefined,
   now: Instant,
 ): { refused: OutcomeResult } | { row: JobRow; tags: readonly Tag[] } {
-  const { jobId, outcome } = report;
+  const { jobId, attempt, outcome } = report;
   const refuse = (result: OutcomeResult) => ({ refused: result });
-  if (!holdsLease(row, report.workerId, report.attempt, now)) return refuse({ jobId, status: "stale" });
+  if (!holdsLease(row, report.workerId, attempt, now)) return refuse({ jobId, attempt, status: "stale" });
   if (outcome.type === "succeeded" && outcome.output != null) {
     const bytes = utf8ByteLength(outcome.output);
     if (bytes > state.bounds.outputBytes) {
       return refuse({
         jobId,
+        attempt,
         status: "rejected",
         rejection: boundRejection("BELAY_OUTPUT_TOO_LARGE", "output", state.bounds.outputBytes, bytes),
       });
     }
   }
   const tags = normalizeTags(report.addTags ?? [], "addTags", state.bounds);
-  if (!tags.ok) return refuse({ jobId, status: "rejected", rejection: tags.rejection });
+  if (!tags.ok) return refuse({ jobId, attempt, status: "rejected", rejection: tags.rejection });
   const total = unionTagCount(row, tags.tags);
   if (total > state.bounds.tagsPerJob) {
     return refuse({
       jobId,
+      attempt,
       status: "rejected",
       rejection: boundRejection("BELAY_TOO_MANY_TAGS", "addTags", state.bounds.tagsPerJob, total),
     });
@@ -71,13 +74,14 @@ export async function reportOutcomes(state: MemoryState, undo: UndoLog, request:
     const changes: MoveChanges =
       disposition.state === "scheduled" ? { dueAt: disposition.dueAt } : { terminalCause: disposition.terminalCause };
     if (outcome.type === "succeeded") changes.output = outcome.output ?? null;
-    moveJob(state, undo, row, disposition.state, changes, now, failureDetail);
+    const cause = outcomeCause(outcome.type, disposition.state);
+    moveJob(state, undo, row, disposition.state, changes, now, { cause, workerId: report.workerId, failureDetail });
     await undo.step(`outcome of ${row.id} applied`);
     if (disposition.state !== "scheduled") {
       resolveChildren(state, undo, [row], now);
       await undo.step(`children of ${row.id} resolved`);
     }
-    results.push({ jobId: row.id, status: "applied", state: disposition.state });
+    results.push({ jobId: row.id, attempt: report.attempt, status: "applied", state: disposition.state });
   }
   return results;
 }

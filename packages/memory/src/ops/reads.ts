@@ -14,8 +14,8 @@ import {
   encodeSeqCursor,
   isTerminalState,
 } from "@belay/contract";
-import type { MemoryState } from "../state.js";
-import { matchesFilter } from "./filters.js";
+import type { JobRow, MemoryState } from "../state.js";
+import { matchesFilter, namedJobs } from "./filters.js";
 import { toRecord, toSummary } from "./jobs.js";
 
 /** See `JobStore.getJob`. */
@@ -37,6 +37,8 @@ export function getJobHistory(state: MemoryState, jobId: string): TransitionReco
     position: e.position,
     at: e.at,
     state: e.state,
+    cause: e.cause,
+    workerId: e.workerId,
     attempt: e.attempt,
     failureDetail: e.failureDetail,
   }));
@@ -46,11 +48,10 @@ export function getJobHistory(state: MemoryState, jobId: string): TransitionReco
 export function listJobs(state: MemoryState, request: ListJobsRequest): JobPage {
   const limit = clampToBound(request.limit ?? state.bounds.monitorPage, state.bounds.monitorPage);
   const descending = request.order === "newestFirst";
-  const after = request.after === undefined ? undefined : { at: 0, seq: decodeSeqCursor(request.after) };
+  const afterSeq = request.after === undefined ? undefined : decodeSeqCursor(request.after);
   const jobs: JobSummary[] = [];
   let more = false;
-  for (const entry of state.bySeq.after(after, descending)) {
-    const row = state.jobs.get(entry.id)!;
+  for (const row of candidates(state, request, afterSeq, descending)) {
     if (!matchesFilter(row, request)) continue;
     if (jobs.length === limit) {
       more = true;
@@ -60,6 +61,28 @@ export function listJobs(state: MemoryState, request: ListJobsRequest): JobPage 
   }
   const last = jobs.at(-1);
   return { jobs, nextCursor: more && last ? encodeSeqCursor(last.seq) : null };
+}
+
+/**
+ * The jobs a listing walks, in its order, strictly after the cursor's `seq`: the jobs `ids`
+ * names, else every job (the `bySeq` index).
+ */
+function* candidates(
+  state: MemoryState,
+  request: ListJobsRequest,
+  afterSeq: number | undefined,
+  descending: boolean,
+): IterableIterator<JobRow> {
+  const named = namedJobs(state, request);
+  if (named === undefined) {
+    const from = afterSeq === undefined ? undefined : { at: 0, seq: afterSeq };
+    for (const entry of state.bySeq.after(from, descending)) yield state.jobs.get(entry.id)!;
+    return;
+  }
+  if (descending) named.reverse();
+  for (const row of named) {
+    if (afterSeq === undefined || (descending ? row.seq < afterSeq : row.seq > afterSeq)) yield row;
+  }
 }
 
 /** See `JobStore.countJobs`. */

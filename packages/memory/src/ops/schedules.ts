@@ -3,6 +3,7 @@ import {
   type MintDueRequest,
   type MintResult,
   type RemoveScheduleResult,
+  type RetryDisposition,
   type ScheduleRecord,
   type ScheduleWithPayload,
   type TriggerScheduleRequest,
@@ -29,6 +30,7 @@ export function upsertSchedule(state: MemoryState, undo: UndoLog, request: Upser
     tags: definition.tags ?? [],
     catchUp: definition.catchUp,
     noOverlap: definition.noOverlap,
+    retry: frozenRetry(definition.retry ?? null),
     updatedAt: now,
   };
   const existing = state.schedules.get(definition.id);
@@ -69,6 +71,7 @@ function toScheduleRecord(state: MemoryState, row: ScheduleRow): ScheduleRecord 
     tags: row.tags,
     catchUp: row.catchUp,
     noOverlap: row.noOverlap,
+    retry: row.retry,
     cursor: row.cursor,
     skippedTicks: row.skippedTicks,
     hasLiveInstance: (state.liveInstances.get(row.id) ?? 0) > 0,
@@ -77,8 +80,24 @@ function toScheduleRecord(state: MemoryState, row: ScheduleRow): ScheduleRecord 
   };
 }
 
+/**
+ * A copy of a (checked) retry policy the caller cannot change afterwards, so every job the
+ * schedule mints reads the policy it had when it was stored.
+ */
+function frozenRetry(retry: RetryDisposition | null): RetryDisposition | null {
+  return retry === null ? null : Object.freeze({ maxAttempts: retry.maxAttempts, delaysMs: Object.freeze([...retry.delaysMs]) });
+}
+
 /** Inserts one instance of a schedule unless a job with that id exists; returns whether it did. */
-function mintOne(state: MemoryState, undo: UndoLog, schedule: ScheduleRow, id: string, dueAt: Instant, now: Instant): boolean {
+function mintOne(
+  state: MemoryState,
+  undo: UndoLog,
+  schedule: ScheduleRow,
+  id: string,
+  dueAt: Instant,
+  now: Instant,
+  createdBy: "minted" | "triggered",
+): boolean {
   if (state.jobs.has(id)) return false;
   insertJob(
     state,
@@ -93,10 +112,12 @@ function mintOne(state: MemoryState, undo: UndoLog, schedule: ScheduleRow, id: s
       dependencyMode: "onSuccess",
       tags: schedule.tags,
       traceContext: null,
+      retry: schedule.retry,
     },
     { state: "scheduled", parentsRemaining: 0, terminalCause: null },
     now,
     { scheduleId: schedule.id, workflowId: null },
+    createdBy,
   );
   return true;
 }
@@ -121,7 +142,7 @@ export async function mintDue(state: MemoryState, undo: UndoLog, request: MintDu
     const jobIds: string[] = [];
     for (const tick of decision.mint) {
       const id = scheduledJobId(schedule.id, tick);
-      if (mintOne(state, undo, schedule, id, tick, now)) jobIds.push(id);
+      if (mintOne(state, undo, schedule, id, tick, now, "minted")) jobIds.push(id);
       await undo.step(`tick ${tick} of ${schedule.id} minted`);
     }
     results.push({ scheduleId: schedule.id, status: "minted", jobIds });
@@ -137,7 +158,7 @@ export async function triggerSchedule(
 ): Promise<TriggerScheduleResult> {
   const schedule = state.schedules.get(request.scheduleId);
   if (schedule === undefined) return { status: "notFound" };
-  if (!mintOne(state, undo, schedule, request.jobId, request.now, request.now)) {
+  if (!mintOne(state, undo, schedule, request.jobId, request.now, request.now, "triggered")) {
     return { status: "triggered", jobId: request.jobId };
   }
   await undo.step("instance minted");

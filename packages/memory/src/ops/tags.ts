@@ -14,7 +14,7 @@ import {
 } from "@belay/contract";
 import type { JobRow, MemoryState } from "../state.js";
 import type { UndoLog } from "../undo-log.js";
-import { matchesFilter } from "./filters.js";
+import { matchesFilter, namedJobs } from "./filters.js";
 
 /** Adds `delta` to the jobs carrying `tag` (what suggestions read). */
 export function countTag(state: MemoryState, undo: UndoLog, tag: Tag, delta: number): void {
@@ -40,7 +40,8 @@ export function unionTagCount(row: JobRow, tags: readonly Tag[]): number {
 /** See `JobStore.facetTags`. */
 export function facetTags(state: MemoryState, request: FacetRequest): FacetValue[] {
   const counts = new Map<string, number>();
-  for (const row of state.jobs.values()) {
+  const scoped = request.scope === undefined ? undefined : namedJobs(state, request.scope);
+  for (const row of scoped ?? state.jobs.values()) {
     if (request.scope && !matchesFilter(row, request.scope)) continue;
     for (const tag of row.tags) {
       if (tag.key === request.key) counts.set(tag.value, (counts.get(tag.value) ?? 0) + 1);

@@ -136,8 +136,8 @@ export function atomicityClauses(ctx: SuiteContext): void {
             now: T0 + SECOND,
           });
           expect(results).toEqual([
-            { jobId: "p1", status: "applied", state: "succeeded" },
-            { jobId: "p2", status: "applied", state: "deadLettered" },
+            { jobId: "p1", attempt: expect.any(Number), status: "applied", state: "succeeded" },
+            { jobId: "p2", attempt: expect.any(Number), status: "applied", state: "deadLettered" },
           ]);
         },
       );

@@ -99,7 +99,7 @@ export function historyClauses(ctx: SuiteContext): void {
     ] as const;
     for (const c of cases) {
       const job = await leaseJob(store, c.id);
-      expect(await report(store, job, c.outcome, T0 + 9)).toEqual({ jobId: c.id, status: "applied", state: c.state });
+      expect(await report(store, job, c.outcome, T0 + 9)).toEqual({ jobId: c.id, attempt: expect.any(Number), status: "applied", state: c.state });
       const history = await historyOf(store, c.id);
       expect(history.map((t) => [t.state, t.attempt, t.ordinal]), c.id).toEqual([
         ["scheduled", 0, 1],
@@ -345,6 +345,7 @@ export function historyClauses(ctx: SuiteContext): void {
       const job = await leaseJob(store, c.id, { queue: c.id }, { queues: [c.id], now });
       expect(await report(store, job, { type: "failed", retryAt: null, failureDetail: c.detail }, now)).toEqual({
         jobId: c.id,
+        attempt: expect.any(Number),
         status: "applied",
         state: "deadLettered",
       });

@@ -578,7 +578,7 @@ export function observerClauses(ctx: SuiteContext): void {
     })();
     await settlesWithin(meanwhile, 200);
     parked.release();
-    expect(await reportA).toEqual([{ jobId: "a", status: "applied", state: "succeeded" }]);
+    expect(await reportA).toEqual([{ jobId: "a", attempt: expect.any(Number), status: "applied", state: "succeeded" }]);
     await meanwhile;
     ctx.setStepHook(store, null);
 

@@ -114,7 +114,7 @@ export function operatorClauses(ctx: SuiteContext): void {
     ]);
     const [beat] = await store.heartbeat({ workerId: "w1", leases: [{ jobId: "j1", attempt: 1 }], leaseMs: LEASE, now: T0 + 3 });
     expect(beat).toEqual({ jobId: "j1", status: "renewed", leaseExpiresAt: T0 + 3 + LEASE, cancelRequested: true });
-    expect(await report(store, lease, { type: "cancelled" }, T0 + 4)).toEqual({ jobId: "j1", status: "applied", state: "cancelled" });
+    expect(await report(store, lease, { type: "cancelled" }, T0 + 4)).toEqual({ jobId: "j1", attempt: expect.any(Number), status: "applied", state: "cancelled" });
     expect(await store.getJob("j1")).toMatchObject({
       state: "cancelled",
       cancelRequested: false,

@@ -35,7 +35,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
   clause("outcomes: success makes the job succeeded, clears the lease and sets terminalAt to now", async () => {
     const store = await ctx.store();
     const job = await leaseJob(store, "j1");
-    expect(await report(store, job, { type: "succeeded" }, T0 + 5 * SECOND)).toEqual({ jobId: "j1", status: "applied", state: "succeeded" });
+    expect(await report(store, job, { type: "succeeded" }, T0 + 5 * SECOND)).toEqual({ jobId: "j1", attempt: expect.any(Number), status: "applied", state: "succeeded" });
     expect(await store.getJob("j1")).toMatchObject({
       state: "succeeded",
       attempt: 1,
@@ -74,7 +74,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const job = await leaseJob(store, "j1");
     const exact = '"éééé"'; // 2 + 4 × 2 = 10 bytes, 6 characters
     expect(utf8ByteLength(exact)).toBe(10);
-    expect(await report(store, job, { type: "succeeded", output: exact })).toEqual({ jobId: "j1", status: "applied", state: "succeeded" });
+    expect(await report(store, job, { type: "succeeded", output: exact })).toEqual({ jobId: "j1", attempt: expect.any(Number), status: "applied", state: "succeeded" });
     expect(await store.getJobOutput("j1")).toBe(exact);
   });
 
@@ -91,13 +91,14 @@ export function outcomeClauses(ctx: SuiteContext): void {
       ],
       now: T0 + SECOND,
     });
-    expect(results[0]).toEqual({ jobId: "ok", status: "applied", state: "succeeded" });
+    expect(results[0]).toEqual({ jobId: "ok", attempt: expect.any(Number), status: "applied", state: "succeeded" });
     expect(results[1]).toMatchObject({
       jobId: "big",
+      attempt: expect.any(Number),
       status: "rejected",
       rejection: { code: "BELAY_OUTPUT_TOO_LARGE", bound: "outputBytes", limit: 10, actual: 11 },
     });
-    expect(results[2]).toEqual({ jobId: "other", status: "applied", state: "cancelled" });
+    expect(results[2]).toEqual({ jobId: "other", attempt: expect.any(Number), status: "applied", state: "cancelled" });
     // The rejected job is untouched: still leased by w1, no output, no tags, no transition.
     expect(await readBack(store, "big")).toEqual(before);
     expect(await store.getJobOutput("ok")).toBe('"ok"');
@@ -113,6 +114,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const retryAt = T0 + 30 * SECOND;
     expect(await report(store, job, { type: "failed", retryAt, failureDetail: "Error: boom" }, T0 + SECOND)).toEqual({
       jobId: "j1",
+      attempt: expect.any(Number),
       status: "applied",
       state: "scheduled",
     });
@@ -135,6 +137,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const job = await leaseJob(store, "j1");
     expect(await report(store, job, { type: "failed", retryAt: null }, T0 + SECOND)).toEqual({
       jobId: "j1",
+      attempt: expect.any(Number),
       status: "applied",
       state: "deadLettered",
     });
@@ -152,7 +155,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
   clause("outcomes: a cancelled outcome cancels the job", async () => {
     const store = await ctx.store();
     const job = await leaseJob(store, "j1");
-    expect(await report(store, job, { type: "cancelled" }, T0 + SECOND)).toEqual({ jobId: "j1", status: "applied", state: "cancelled" });
+    expect(await report(store, job, { type: "cancelled" }, T0 + SECOND)).toEqual({ jobId: "j1", attempt: expect.any(Number), status: "applied", state: "cancelled" });
     expect(await store.getJob("j1")).toMatchObject({
       state: "cancelled",
       leaseOwner: null,
@@ -167,6 +170,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const job = await leaseJob(store, "j1");
     expect(await report(store, job, { type: "unroutable", reason: "unknown job name test.job" }, T0 + SECOND)).toEqual({
       jobId: "j1",
+      attempt: expect.any(Number),
       status: "applied",
       state: "quarantined",
     });
@@ -186,7 +190,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
       reports: [row(job, { type: "succeeded", output: '"x"' }, { workerId: "w2", addTags: [{ key: "", value: "t" }] })],
       now: T0 + SECOND,
     });
-    expect(results).toEqual([{ jobId: "j1", status: "stale" }]);
+    expect(results).toEqual([{ jobId: "j1", attempt: expect.any(Number), status: "stale" }]);
     expect(await readBack(store, "j1")).toEqual(before);
   });
 
@@ -205,8 +209,8 @@ export function outcomeClauses(ctx: SuiteContext): void {
       now: T0 + 2 * SECOND,
     });
     expect(results).toEqual([
-      { jobId: "j1", status: "stale" },
-      { jobId: "j1", status: "stale" },
+      { jobId: "j1", attempt: expect.any(Number), status: "stale" },
+      { jobId: "j1", attempt: expect.any(Number), status: "stale" },
     ]);
     expect(await readBack(store, "j1")).toEqual(before);
   });
@@ -216,12 +220,14 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const jobs = await leaseAll(store, ["early", "exact"]);
     expect(await report(store, jobs.get("early")!, { type: "succeeded" }, T0 + LEASE - 1)).toEqual({
       jobId: "early",
+      attempt: expect.any(Number),
       status: "applied",
       state: "succeeded",
     });
     const before = await readBack(store, "exact");
     expect(await report(store, jobs.get("exact")!, { type: "succeeded", output: '"late"' }, T0 + LEASE)).toEqual({
       jobId: "exact",
+      attempt: expect.any(Number),
       status: "stale",
     });
     expect(await readBack(store, "exact")).toEqual(before);
@@ -243,8 +249,8 @@ export function outcomeClauses(ctx: SuiteContext): void {
       now: T0 + SECOND,
     });
     expect(results).toEqual([
-      { jobId: "done", status: "stale" },
-      { jobId: "retrying", status: "stale" },
+      { jobId: "done", attempt: expect.any(Number), status: "stale" },
+      { jobId: "retrying", attempt: expect.any(Number), status: "stale" },
     ]);
     expect(await readBack(store, "done")).toEqual(beforeDone);
     expect(await readBack(store, "retrying")).toEqual(beforeRetrying);
@@ -258,7 +264,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
       reports: [{ jobId: "ghost", workerId: "w1", attempt: 1, outcome: { type: "succeeded" } }],
       now: T0,
     });
-    expect(results).toEqual([{ jobId: "ghost", status: "stale" }]);
+    expect(results).toEqual([{ jobId: "ghost", attempt: expect.any(Number), status: "stale" }]);
     expect(await store.getJob("ghost")).toBeNull();
   });
 
@@ -277,10 +283,10 @@ export function outcomeClauses(ctx: SuiteContext): void {
       now: T0 + SECOND,
     });
     expect(results).toEqual([
-      { jobId: "c", status: "applied", state: "scheduled" },
-      { jobId: "b", status: "stale" },
-      { jobId: "a", status: "applied", state: "succeeded" },
-      { jobId: "d", status: "stale" },
+      { jobId: "c", attempt: expect.any(Number), status: "applied", state: "scheduled" },
+      { jobId: "b", attempt: expect.any(Number), status: "stale" },
+      { jobId: "a", attempt: expect.any(Number), status: "applied", state: "succeeded" },
+      { jobId: "d", attempt: expect.any(Number), status: "stale" },
     ]);
     expect(await store.getJob("a")).toMatchObject({ state: "succeeded" });
     expect(await store.getJob("c")).toMatchObject({ state: "scheduled", dueAt: T0 + LEASE });
@@ -307,8 +313,8 @@ export function outcomeClauses(ctx: SuiteContext): void {
       now: T0 + SECOND,
     });
     expect(results).toEqual([
-      { jobId: "j1", status: "applied", state: "succeeded" },
-      { jobId: "j1", status: "stale" },
+      { jobId: "j1", attempt: expect.any(Number), status: "applied", state: "succeeded" },
+      { jobId: "j1", attempt: expect.any(Number), status: "stale" },
     ]);
     const stored = await store.getJob("j1");
     expect(stored).toMatchObject({ state: "succeeded", tags: [] });
@@ -331,7 +337,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
       ],
       now: T0 + SECOND,
     });
-    expect(results).toEqual([{ jobId: "j1", status: "applied", state: "succeeded" }]);
+    expect(results).toEqual([{ jobId: "j1", attempt: expect.any(Number), status: "applied", state: "succeeded" }]);
     expect(sortTags((await store.getJob("j1"))!.tags)).toEqual(
       sortTags([
         { key: "", value: "urgent" },
@@ -349,6 +355,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
     expect(await store.getJob("j1")).toMatchObject({ state: "leased", cancelRequested: true });
     expect(await report(store, job, { type: "failed", retryAt: T0 + 10 * SECOND }, T0 + 2 * SECOND)).toEqual({
       jobId: "j1",
+      attempt: expect.any(Number),
       status: "applied",
       state: "cancelled",
     });
@@ -368,6 +375,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
     await store.cancelJob({ jobId: "j1", actor: "alice", now: T0 + SECOND });
     expect(await report(store, job, { type: "succeeded", output: '"done"' }, T0 + 2 * SECOND)).toEqual({
       jobId: "j1",
+      attempt: expect.any(Number),
       status: "applied",
       state: "succeeded",
     });

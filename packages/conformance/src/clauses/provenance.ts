@@ -151,7 +151,7 @@ export function provenanceClauses(ctx: SuiteContext): void {
     const p1 = (await claimJobs(store, { max: 1 }))[0]!;
     await report(store, p1, { type: "succeeded" });
     await store.cancelJob({ jobId: "p2", actor: "op", now: T0 });
-    const doomed = await leaseJob(store, "doomed");
+    const doomed = await leaseJob(store, "doomed", { queue: "other" });
     await report(store, doomed, { type: "failed", retryAt: null });
     await store.requeueJob({ jobId: "doomed", actor: "op", now: T0 + SECOND });
     await store.upsertSchedule({

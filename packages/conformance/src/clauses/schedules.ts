@@ -90,6 +90,7 @@ export function scheduleClauses(ctx: SuiteContext): void {
       tags: [],
       catchUp: "skip",
       noOverlap: false,
+      retry: null,
       cursor: T0 + 7,
       skippedTicks: [],
       hasLiveInstance: false,

@@ -93,7 +93,7 @@ export function jitteredDelay(policy: RetryPolicy, jobId: string, attempt: numbe
  * Jitter is always `local`'s, since a store never applies it.
  */
 export function effectiveRetryPolicy(stored: RetryDisposition | null, local: RetryPolicy): RetryPolicy {
-  if (stored === null) return local;
+  if (stored == null) return local; // also a store that predates the field
   return { maxAttempts: stored.maxAttempts, delaysMs: stored.delaysMs, jitter: local.jitter };
 }
 

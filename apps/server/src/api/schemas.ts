@@ -1,4 +1,4 @@
-import { JOB_STATES, MAX_COUNT, MAX_INSTANT, textProblem } from "@belay/contract";
+import { JOB_STATES, MAX_COUNT, MAX_INSTANT, TRANSITION_CAUSES, type TransitionCause, textProblem } from "@belay/contract";
 import { z } from "@hono/zod-openapi";
 import { ISO_INSTANT_FORM, ISO_INSTANT_PATTERN, parseIsoInstant } from "./instants.js";
 
@@ -117,6 +117,10 @@ export const WorkflowEnqueueResponseSchema = z
 
 const TagSchema = z.object({ key: z.string(), value: z.string() }).openapi("Tag");
 
+const RetryPolicySchema = z
+  .object({ maxAttempts: z.number().int(), delaysMs: z.array(z.number().int()) })
+  .openapi("RetryPolicy", { description: "The attempt ceiling (counted attempts: claims minus graceful releases) and the delay after each failed attempt; the last delay repeats." });
+
 export const JobSummarySchema = z
   .object({
     id: z.string(),
@@ -139,6 +143,7 @@ export const JobSummarySchema = z
     traceContext: z.string().nullable(),
     scheduleId: z.string().nullable(),
     workflowId: z.string().nullable(),
+    retry: RetryPolicySchema.nullable().openapi({ description: "The job's own retry policy (its job type's), or null: the worker group's applies." }),
   })
   .openapi("JobSummary");
 
@@ -152,6 +157,11 @@ export const TransitionSchema = z
     position: z.number().int(),
     at: z.number().int(),
     state: JobStateSchema,
+    cause: z
+      .enum(TRANSITION_CAUSES as [TransitionCause, ...TransitionCause[]])
+      .nullable()
+      .openapi({ description: "Why the job entered this state; null only for a transition stored before causes were recorded." }),
+    workerId: z.string().nullable().openapi({ description: "The worker whose write this was (for leaseExpired: the owner of the lapsed lease)." }),
     attempt: z.number().int(),
     failureDetail: z.string().nullable().openapi({ description: "Only with viewSensitive; else null." }),
   })
@@ -211,6 +221,7 @@ export const ScheduleSchema = z
     tags: z.array(TagSchema),
     catchUp: z.enum(["skip", "coalesce"]),
     noOverlap: z.boolean(),
+    retry: RetryPolicySchema.nullable().openapi({ description: "The retry policy every job it mints carries, or null." }),
     cursor: z.number().int(),
     skippedTicks: z.array(z.number().int()),
     hasLiveInstance: z.boolean(),

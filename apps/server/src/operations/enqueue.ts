@@ -11,7 +11,7 @@ import {
   InvalidInputError,
   errorFromRejection,
 } from "@belay/contract";
-import { createJobId, encodePayload, parseTags } from "@belay/core";
+import { createJobId, encodePayload, parseTags, toDisposition } from "@belay/core";
 import { parseIsoInstant } from "../api/instants.js";
 import { HttpError, toHttpError } from "../http/errors.js";
 import type { JobCatalog } from "./catalog.js";
@@ -85,6 +85,7 @@ export async function toNewJob(input: EnqueueInput, catalog: JobCatalog, bounds:
       dependencyMode: input.dependencyMode ?? "onSuccess",
       tags: [...(job?.tags ?? []), ...parseTags(input.tags ?? [], "tags")],
       traceContext: input.traceContext ?? null,
+      retry: job?.retry === undefined ? null : toDisposition(job.retry),
     };
   } catch (error) {
     throw toHttpError(error, (f) => `${prefix}${apiField(f)}`);

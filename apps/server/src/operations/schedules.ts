@@ -1,5 +1,5 @@
 import type { CatchUpPolicy, Instant, JobStore, ScheduleRecord, UpsertScheduleResult } from "@belay/contract";
-import { encodePayload, parseCron, parseTags } from "@belay/core";
+import { encodePayload, parseCron, parseTags, toDisposition } from "@belay/core";
 import { toHttpError } from "../http/errors.js";
 import type { JobCatalog } from "./catalog.js";
 import { checkJobName } from "./enqueue.js";
@@ -48,6 +48,7 @@ export async function upsertSchedule(
         tags: [...(job?.tags ?? []), ...parseTags(input.tags ?? [], "tags")],
         catchUp: input.catchUp ?? "skip",
         noOverlap: input.noOverlap ?? false,
+        retry: job?.retry === undefined ? null : toDisposition(job.retry),
       },
       now,
     });

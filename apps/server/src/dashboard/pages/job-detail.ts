@@ -1,4 +1,4 @@
-import { type JobRecord, type TransitionRecord, isTerminalState } from "@belay/contract";
+import { type JobRecord, type TransitionCause, type TransitionRecord, isTerminalState } from "@belay/contract";
 import { type ServerContext, parseJson } from "../../context.js";
 import { type View, actionForm, card, empty, jobLink, stateBadge, tagPill, time } from "../components.js";
 import { STATE_CLASS, STATE_LABELS, formatDuration, formatInstant, tagText } from "../format.js";
@@ -14,19 +14,31 @@ function pretty(text: string | null): string {
   return typeof value === "string" ? value : JSON.stringify(value, null, 2);
 }
 
-/** What a transition means, in words: a retry is a return to `scheduled` after a failed attempt. */
-function transitionLabel(t: TransitionRecord, previous: TransitionRecord | undefined): { title: string; detail: string } {
-  if (t.state === "scheduled" && previous?.state === "leased") {
-    return t.failureDetail !== null || t.attempt > 0
-      ? { title: "Retry scheduled", detail: `attempt ${t.attempt} failed` }
-      : { title: "Released", detail: "the worker stopped before finishing" };
-  }
-  if (t.state === "scheduled" && previous === undefined) return { title: "Enqueued", detail: "scheduled" };
-  if (t.state === "awaitingParents") return { title: "Enqueued", detail: "awaiting parents" };
-  if (t.state === "scheduled" && previous?.state === "awaitingParents") return { title: "Scheduled", detail: "parents done" };
-  if (t.state === "scheduled" && (previous?.state === "deadLettered" || previous?.state === "quarantined")) return { title: "Requeued", detail: "attempts reset" };
-  if (t.state === "leased") return { title: "Executing", detail: `attempt ${t.attempt}` };
-  return { title: STATE_LABELS[t.state], detail: t.attempt > 0 ? `after attempt ${t.attempt}` : "" };
+/** What each recorded cause means, in words. */
+const CAUSE_LABELS: Readonly<Record<TransitionCause, string>> = {
+  enqueued: "Enqueued",
+  minted: "Minted by its schedule",
+  triggered: "Triggered from its schedule",
+  parentsResolved: "Parents done",
+  parentFailed: "Cancelled: a parent did not succeed",
+  claimed: "Claimed",
+  succeeded: "Succeeded",
+  retryScheduled: "Retry scheduled",
+  failed: "Failed at the attempt ceiling",
+  cancelled: "Cancelled",
+  unroutable: "Quarantined: cannot be routed",
+  released: "Released by a stopping worker",
+  leaseExpired: "Lease expired",
+  operatorCancelled: "Cancelled by an operator",
+  requeued: "Requeued by an operator",
+};
+
+/** A transition in words: its recorded cause, the state it entered, and the worker that wrote it. */
+function transitionLabel(t: TransitionRecord): { title: string; detail: string } {
+  const title = t.cause === null ? STATE_LABELS[t.state] : CAUSE_LABELS[t.cause];
+  const parts = [t.cause === null || CAUSE_LABELS[t.cause] !== STATE_LABELS[t.state] ? `→ ${STATE_LABELS[t.state]}` : "", t.attempt > 0 ? `attempt ${t.attempt}` : ""];
+  if (t.workerId !== null) parts.push(t.cause === "leaseExpired" ? `lease of ${t.workerId}` : `by ${t.workerId}`);
+  return { title, detail: parts.filter(Boolean).join(" · ") };
 }
 
 function timeline(history: readonly TransitionRecord[], view: View, sensitive: boolean, policy: string): SafeHtml {
@@ -35,7 +47,7 @@ function timeline(history: readonly TransitionRecord[], view: View, sensitive: b
   const items = history
     .map((t, i) => {
       const previous = history[i - 1];
-      const label = transitionLabel(t, previous);
+      const label = transitionLabel(t);
       const waited = previous ? `+${formatDuration(t.at - previous.at)}` : "";
       const detail =
         t.failureDetail === null

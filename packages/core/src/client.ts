@@ -86,6 +86,9 @@ export interface ScheduleOptions<TJob extends AnyJobDefinition> {
   readonly noOverlap?: boolean;
 }
 
+/** The codes of the errors `@belay/core` throws itself (besides the contract's). */
+export type CoreErrorCode = "BELAY_PAYLOAD_INVALID";
+
 /** Thrown when a payload fails its job type's schema at enqueue. */
 export class PayloadInvalidError extends BelayError {
   readonly jobName: string;
@@ -94,7 +97,7 @@ export class PayloadInvalidError extends BelayError {
   constructor(jobName: string, issues: readonly StandardSchemaV1.Issue[]) {
     const first = issues[0];
     const path = first?.path?.map((p) => (typeof p === "object" ? String(p.key) : String(p))).join(".");
-    super("BELAY_PAYLOAD_INVALID", `invalid payload for ${jobName}${path ? ` at ${path}` : ""}: ${first?.message ?? "rejected"}`);
+    super("BELAY_PAYLOAD_INVALID" satisfies CoreErrorCode, `invalid payload for ${jobName}${path ? ` at ${path}` : ""}: ${first?.message ?? "rejected"}`);
     this.jobName = jobName;
     this.issues = issues;
   }

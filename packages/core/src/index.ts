@@ -6,6 +6,7 @@ export type { JobDefinition, AnyJobDefinition, JobHandler, PayloadOf, OutputOf }
 export { JobAbortedError, PermanentJobError } from "./job-context.js";
 export type { JobContext } from "./job-context.js";
 export { Client, PayloadInvalidError, request, encodePayload } from "./client.js";
+export type { CoreErrorCode } from "./client.js";
 export type {
   EnqueueOptions,
   EnqueueReceipt,

@@ -1,8 +1,10 @@
-import { type BelayErrorCode, isBelayError } from "@belay/contract";
+import { type ContractErrorCode, isBelayError } from "@belay/contract";
+import type { CoreErrorCode } from "@belay/core";
 import type { Bounds } from "@belay/contract";
 
-/** Codes the server adds to the store's own (`BELAY_*` from `@belay/contract`). */
+/** Codes the server adds to the store's own (`ContractErrorCode`) and the core's (`CoreErrorCode`). */
 export type ServerErrorCode =
+  | "BELAY_UNKNOWN_JOB_NAME"
   | "BELAY_NOT_FOUND"
   | "BELAY_UNAUTHENTICATED"
   | "BELAY_FORBIDDEN"
@@ -19,7 +21,7 @@ export type ServerErrorCode =
 /** The JSON body of every error answer: `{ error: { code, field, message, … } }`. */
 export interface ErrorBody {
   readonly error: {
-    readonly code: BelayErrorCode | ServerErrorCode;
+    readonly code: ContractErrorCode | CoreErrorCode | ServerErrorCode;
     /** The request field at fault (`jobs[2].payload`, `cron`, `after`), or `null`. */
     readonly field: string | null;
     readonly message: string;
@@ -126,7 +128,7 @@ export function toHttpError(error: unknown, mapField: (field: string) => string 
 }
 
 function boundBody(
-  code: BelayErrorCode,
+  code: ContractErrorCode | CoreErrorCode | ServerErrorCode,
   field: string | null,
   message: string,
   facts: { bound?: keyof Bounds; limit?: number; actual?: number },

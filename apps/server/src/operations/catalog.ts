@@ -1,5 +1,6 @@
 import { BelayError } from "@belay/contract";
 import type { AnyJobDefinition } from "@belay/core";
+import type { ServerErrorCode } from "../http/errors.js";
 
 /** A job name the server does not know, while it knows the job definitions it serves. */
 export class UnknownJobNameError extends BelayError {
@@ -7,7 +8,7 @@ export class UnknownJobNameError extends BelayError {
 
   constructor(jobName: string, known: readonly string[]) {
     const list = known.length > 8 ? `${known.slice(0, 8).join(", ")}, …` : known.join(", ");
-    super("BELAY_UNKNOWN_JOB_NAME", `unknown job name ${jobName} (this server knows ${list})`);
+    super("BELAY_UNKNOWN_JOB_NAME" satisfies ServerErrorCode, `unknown job name ${jobName} (this server knows ${list})`);
     this.jobName = jobName;
   }
 }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { NewJob } from "@belay/contract";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SqliteStore } from "../src/index.js";
+import { SCHEMA_VERSION, SqliteStore } from "../src/index.js";
 import type { Execution } from "./fixtures/drain-worker.js";
 import { bundleFixture } from "./support/bundle.js";
 
@@ -63,7 +63,7 @@ describe("sqlite: several processes on one file", () => {
         children.map((child) => new Promise<{ fromVersion: number; toVersion: number }>((resolve) => child.once("message", resolve))),
       );
       expect(migrations.filter((m) => m.fromVersion === 0)).toHaveLength(1);
-      expect(migrations.every((m) => m.toVersion === 1)).toBe(true);
+      expect(migrations.every((m) => m.toVersion === SCHEMA_VERSION)).toBe(true);
 
       const store = new SqliteStore({ path });
       await store.setConcurrencyLimit({ queue: "limited", limit: LIMIT, actor: "test", now: Date.now() });

@@ -189,6 +189,25 @@ describe("sqlite: query plans", () => {
     expect(failed).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
   });
 
+  it("listings and facets by ids start from the unique index on id, whatever else the filter names", async () => {
+    const ids = ["seed-0-1", "seed-3-7", "wa"];
+    const statements = await statementsOf(async (s) => {
+      await s.listJobs({ ids, scheduleId: "tick", workflowId: "wf", states: ["scheduled"], queues: ["q0"], order: "newestFirst" });
+      await s.facetTags({ key: "tenant", scope: { ids, queues: ["q0"] } });
+    });
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(statements).toHaveLength(2);
+      for (const sql of statements) {
+        const plan = planOf(db, sql);
+        expect(plan.filter(isFullScan), sql).toEqual([]);
+        expect(plan.join(" | "), sql).toMatch(/^SEARCH j USING (COVERING )?INDEX sqlite_autoindex_belay_jobs_1 \(id=\?\)/);
+      }
+    } finally {
+      db.close();
+    }
+  });
+
   it("minting reads its schedule by key and compares-and-sets the cursor by key", () => {
     expect(planMatching("mintDue", /^SELECT job_name, queue, payload, tags, cursor/)).toMatch(/SEARCH .*schedules.* \(id=\?\)/);
     expect(planMatching("mintDue", /SET cursor = \?, skipped_ticks = \?/)).toMatch(/SEARCH .*schedules.* \(id=\?\)/);

@@ -50,9 +50,9 @@ describe("sqlite: configuration and schema", () => {
     for (const action of [() => store.enqueue({ jobs: [job("a")], now: T }), () => store.getJob("a"), () => store.countJobs()]) {
       expect(await errorOf(action)).toMatchObject({ code: "BELAY_SCHEMA_NOT_MIGRATED" });
     }
-    expect(await store.migrate()).toEqual({ fromVersion: 0, toVersion: 1 });
-    expect(await store.migrate()).toEqual({ fromVersion: 1, toVersion: 1 });
-    expect(await new SqliteStore({ path }).migrate()).toEqual({ fromVersion: 1, toVersion: 1 });
+    expect(await store.migrate()).toEqual({ fromVersion: 0, toVersion: 2 });
+    expect(await store.migrate()).toEqual({ fromVersion: 2, toVersion: 2 });
+    expect(await new SqliteStore({ path }).migrate()).toEqual({ fromVersion: 2, toVersion: 2 });
     expect((await store.enqueue({ jobs: [job("a")], now: T }))[0]).toMatchObject({ status: "created" });
     await store.close();
   });
@@ -61,10 +61,10 @@ describe("sqlite: configuration and schema", () => {
     const path = freshPath();
     (await migrated(path)).close();
     const db = new Database(path);
-    db.prepare(`INSERT INTO "belay_migrations" (version) VALUES (2)`).run();
+    db.prepare(`INSERT INTO "belay_migrations" (version) VALUES (3)`).run();
     db.close();
     const store = new SqliteStore({ path });
-    expect(await errorOf(() => store.migrate())).toMatchObject({ code: "BELAY_SCHEMA_VERSION_UNKNOWN", found: 2, supported: 1 });
+    expect(await errorOf(() => store.migrate())).toMatchObject({ code: "BELAY_SCHEMA_VERSION_UNKNOWN", found: 3, supported: 2 });
     expect(await errorOf(() => store.claim({ workerId: "w", queues: ["default"], max: 1, leaseMs: 1_000, now: T }))).toMatchObject({
       code: "BELAY_SCHEMA_VERSION_UNKNOWN",
     });

@@ -1,5 +1,6 @@
 import { type Migration, schemaVersionOf } from "@belay/contract";
 import { MIGRATION_000001 } from "./000001.js";
+import { MIGRATION_000002 } from "./000002.js";
 
 /** A migration's SQL template (`{prefix}` standing for the table prefix) for one prefix. */
 const withPrefix = (template: string) => (prefix: string) => template.replaceAll("{prefix}", prefix);
@@ -9,7 +10,10 @@ const withPrefix = (template: string) => (prefix: string) => template.replaceAll
  * a released migration never changes, and later ones are additive (new tables, columns with
  * defaults, indexes) unless they raise `requires`.
  */
-export const MIGRATIONS: readonly Migration[] = Object.freeze([{ version: 1, requires: 1, sql: withPrefix(MIGRATION_000001) }]);
+export const MIGRATIONS: readonly Migration[] = Object.freeze([
+  { version: 1, requires: 1, sql: withPrefix(MIGRATION_000001) },
+  { version: 2, requires: 1, sql: withPrefix(MIGRATION_000002) },
+]);
 
 /** The schema version this package creates and knows. */
 export const SCHEMA_VERSION = schemaVersionOf(MIGRATIONS);

@@ -9,7 +9,7 @@ import {
 import type { Io } from "../io.js";
 import { S, type Tables } from "../tables.js";
 import type { OpContext } from "../transaction.js";
-import { type MovedJob, findJob, moveToScheduled, moveToTerminal } from "./jobs.js";
+import { type MovedJob, byStore, findJob, moveToScheduled, moveToTerminal } from "./jobs.js";
 
 // A child's latch (`parents_remaining`) counts its live parents. It is set when the child is
 // enqueued, drops as each parent ends, and rises again when an operator requeue makes a parent
@@ -76,14 +76,14 @@ export function resolveChildren(ctx: OpContext, terminal: readonly MovedJob[], n
     for (const child of children) {
       if (child.dependency_mode === DEPENDENCY_MODE_CODES.onSuccess && parent.state !== S.succeeded) {
         const cause = terminalCauseText("parentEnded", { parentId: parent.id, parentState: jobStateFromCode(parent.state) });
-        const cancelled = moveToTerminal(ctx, child.seq, "cancelled", cause, now);
+        const cancelled = moveToTerminal(ctx, child.seq, "cancelled", cause, now, byStore("parentFailed"));
         if (cancelled.has_children !== 0) work.push(cancelled);
         continue;
       }
       const { parents_remaining } = ctx.q.get(DROP_LATCH).get(child.seq) as { parents_remaining: number };
       if (parents_remaining === 0) {
         const dueAt = Math.max(child.due_at, now);
-        moveToScheduled(ctx, child.seq, { dueAt, attempt: child.attempt, releases: child.releases }, now);
+        moveToScheduled(ctx, child.seq, { dueAt, attempt: child.attempt, releases: child.releases }, now, byStore("parentsResolved"));
       }
     }
   }

@@ -1,7 +1,7 @@
 import { type ClaimRequest, type ClaimResult, type ClaimedJob, type Instant, clampToBound, dependencyModeFromCode } from "@belay/contract";
 import { S, type Tables } from "../tables.js";
 import type { OpContext, Steps } from "../transaction.js";
-import { parseTags, recordTransition, recorded } from "./jobs.js";
+import { parseRetry, parseTags, recordTransition, recorded } from "./jobs.js";
 
 const QUEUE_SETTINGS = (t: Tables) => `SELECT paused, concurrency_limit FROM ${t.queues} WHERE queue = ?`;
 
@@ -20,6 +20,7 @@ const CLAIM = (t: Tables) => `UPDATE ${t.jobs}
   RETURNING seq, id, job_name, queue, state, attempt, releases, due_at, enqueued_at, lease_expires_at,
     dependency_mode, trace_context, schedule_id, workflow_id, transition_count, has_children,
     (SELECT p.payload FROM ${t.payloads} p WHERE p.job_seq = ${t.jobs}.seq) AS payload,
+    (SELECT p.retry FROM ${t.payloads} p WHERE p.job_seq = ${t.jobs}.seq) AS retry,
     (SELECT json_group_array(json_array(g.key, g.value) ORDER BY g.ordinal) FROM ${t.tags} g WHERE g.job_seq = ${t.jobs}.seq) AS tags,
     (SELECT json_group_array(e.parent_id ORDER BY e.ordinal) FROM ${t.edges} e WHERE e.child_seq = ${t.jobs}.seq) AS parents`;
 
@@ -43,6 +44,7 @@ interface ClaimedRow {
   transition_count: number;
   has_children: number;
   payload: string;
+  retry: string | null;
   tags: string;
   parents: string;
 }
@@ -65,6 +67,7 @@ function toClaimed(row: ClaimedRow): ClaimedJob {
     traceContext: row.trace_context,
     scheduleId: row.schedule_id,
     workflowId: row.workflow_id,
+    retry: parseRetry(row.retry),
   };
 }
 
@@ -88,7 +91,7 @@ export function* claim(ctx: OpContext, request: ClaimRequest): Steps<ClaimResult
       const rows = q.get(CLAIM).all(workerId, now + leaseMs, recorded(ctx), queue, now, room) as ClaimedRow[];
       rows.sort((a, b) => a.due_at - b.due_at || a.seq - b.seq);
       for (const row of rows) {
-        recordTransition(ctx, row, now);
+        recordTransition(ctx, row, now, { cause: "claimed", workerId });
         claimed.push(toClaimed(row));
       }
       if (rows.length > 0) yield `queue ${queue} claimed`;

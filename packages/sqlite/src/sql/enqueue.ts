@@ -6,8 +6,10 @@ import {
   type JobState,
   type NewJob,
   type NormalizedNewJob,
+  type TransitionCause,
   DEPENDENCY_MODE_CODES,
   JOB_STATE_CODES,
+  TRANSITION_CAUSE_CODES,
   boundRejection,
   jobStateFromCode,
   refusedEnqueue,
@@ -18,7 +20,7 @@ import { type Io, exec, row } from "../io.js";
 import { S, type Tables } from "../tables.js";
 import { type IoContext, noteDue } from "../transaction.js";
 import { initialStateOf } from "./children.js";
-import { INSERT_TRANSITION, findJob, recorded } from "./jobs.js";
+import { INSERT_TRANSITION, findJob, recorded, retryJson } from "./jobs.js";
 import { insertTags } from "./tags.js";
 
 // Written as `Io`, so the same statements run on the store's own connection and inside a
@@ -28,7 +30,8 @@ const INSERT_JOB = (t: Tables) => `INSERT INTO ${t.jobs} (id, job_name, queue, s
   terminal_at, terminal_cause, dependency_mode, parents_remaining, transition_count, trace_context, schedule_id, workflow_id)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`;
 
-const INSERT_PAYLOAD = (t: Tables) => `INSERT INTO ${t.payloads} (job_seq, payload) VALUES (?, ?)`;
+/** What a job is given at enqueue and never changes: its payload and its own retry policy. */
+const INSERT_PAYLOAD = (t: Tables) => `INSERT INTO ${t.payloads} (job_seq, payload, retry) VALUES (?, ?, ?)`;
 
 const INSERT_EDGE = (t: Tables) => `INSERT INTO ${t.edges} (child_seq, ordinal, parent_id, parent_seq) VALUES (?, ?, ?, ?)`;
 
@@ -78,23 +81,31 @@ export function* enqueue(ctx: IoContext, request: EnqueueThroughRequest): Io<Enq
       continue;
     }
     const initial = yield* initialStateOf(p.job);
-    const seq = yield* insertJob(ctx, p.job, initial, request.now, { scheduleId: null, workflowId: null });
+    const seq = yield* insertJob(ctx, p.job, initial, request.now, { cause: "enqueued", scheduleId: null, workflowId: null });
     results.push({ id: p.job.id, status: "created", state: initial.state, seq });
     yield `job ${i} inserted`;
   }
   return results;
 }
 
+/** Where a new job comes from: the cause of its first transition, its schedule and workflow. */
+export interface JobOrigin {
+  readonly cause: Extract<TransitionCause, "enqueued" | "minted" | "triggered">;
+  readonly scheduleId: string | null;
+  readonly workflowId: string | null;
+}
+
 /**
- * Inserts a new job in its initial state with its payload, tags, edges and first transition, and
- * notes a hint when it is due now. Returns its seq.
+ * Inserts a new job in its initial state with its payload, retry policy, tags, edges and first
+ * transition (`origin.cause`, or `parentFailed` for a job born cancelled), and notes a hint when
+ * it is due now. Returns its seq.
  */
 export function* insertJob(
   ctx: IoContext,
   job: NormalizedNewJob,
   initial: { state: JobState; parentsRemaining: number; terminalCause: string | null; parentSeqs: readonly number[] },
   now: Instant,
-  origin: { scheduleId: string | null; workflowId: string | null },
+  origin: JobOrigin,
 ): Io<number> {
   const state = JOB_STATE_CODES[initial.state];
   const terminal = state >= S.succeeded;
@@ -116,14 +127,17 @@ export function* insertJob(
     origin.workflowId,
   );
   const seq = Number(inserted!.seq);
-  yield* exec(INSERT_PAYLOAD, seq, job.payload);
+  yield* exec(INSERT_PAYLOAD, seq, job.payload, retryJson(job.retry));
   yield* insertTags(seq, 0, job.tags);
   for (const [i, parentId] of job.parentIds.entries()) {
     const parentSeq = initial.parentSeqs[i]!;
     yield* exec(INSERT_EDGE, seq, i, parentId, parentSeq);
     yield* exec(MARK_PARENT, parentSeq);
   }
-  if (ctx.history !== "off") yield* exec(INSERT_TRANSITION, seq, 1, now, state, 0, null);
+  if (ctx.history !== "off") {
+    const cause = initial.state === "cancelled" ? "parentFailed" : origin.cause;
+    yield* exec(INSERT_TRANSITION, seq, 1, now, state, 0, null, TRANSITION_CAUSE_CODES[cause], null);
+  }
   if (state === S.scheduled) noteDue(ctx, job.queue, job.dueAt, now);
   return seq;
 }

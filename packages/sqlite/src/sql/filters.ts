@@ -6,6 +6,8 @@ export interface FilterSql {
   readonly params: readonly unknown[];
   /** Names the SQL text (not the parameters), to cache one prepared statement per shape. */
   readonly shape: string;
+  /** The filter names its jobs (`ids`): the read starts from them, by the unique index on id. */
+  readonly byIds: boolean;
 }
 
 /**
@@ -17,28 +19,37 @@ export function filterSql(tags: string, filter: JobFilter): FilterSql {
   const conditions: string[] = [];
   const params: unknown[] = [];
   const shape: string[] = [];
+  const byIds = filter.ids !== undefined;
+  // With ids (at most a page of them) the read starts from the unique index on id; a unary `+`
+  // keeps the planner from starting at a schedule's or workflow's index instead, whose jobs are unbounded.
+  const j = byIds ? "+j" : "j";
+  if (filter.ids !== undefined) {
+    conditions.push(filter.ids.length === 0 ? "0" : "j.id IN (SELECT value FROM json_each(?))");
+    if (filter.ids.length > 0) params.push(JSON.stringify(filter.ids));
+    shape.push(filter.ids.length === 0 ? "i0" : "i");
+  }
   if (filter.states !== undefined) {
     const codes = [...new Set(filter.states.map((s) => JOB_STATE_CODES[s]))].sort();
-    conditions.push(codes.length === 0 ? "0" : `j.state IN (${codes.join(", ")})`);
+    conditions.push(codes.length === 0 ? "0" : `${j}.state IN (${codes.join(", ")})`);
     shape.push(`s${codes.join("")}`);
   }
   if (filter.queues !== undefined) {
-    conditions.push("j.queue IN (SELECT value FROM json_each(?))");
+    conditions.push(`${j}.queue IN (SELECT value FROM json_each(?))`);
     params.push(JSON.stringify(filter.queues));
     shape.push("q");
   }
   if (filter.jobNames !== undefined) {
-    conditions.push("j.job_name IN (SELECT value FROM json_each(?))");
+    conditions.push(`${j}.job_name IN (SELECT value FROM json_each(?))`);
     params.push(JSON.stringify(filter.jobNames));
     shape.push("n");
   }
   if (filter.scheduleId !== undefined) {
-    conditions.push("j.schedule_id = ?");
+    conditions.push(`${j}.schedule_id = ?`);
     params.push(filter.scheduleId);
     shape.push("c");
   }
   if (filter.workflowId !== undefined) {
-    conditions.push("j.workflow_id = ?");
+    conditions.push(`${j}.workflow_id = ?`);
     params.push(filter.workflowId);
     shape.push("w");
   }
@@ -58,5 +69,5 @@ export function filterSql(tags: string, filter: JobFilter): FilterSql {
       shape.push("tk");
     }
   }
-  return { conditions, params, shape: shape.join(",") };
+  return { conditions, params, shape: shape.join(","), byIds };
 }

@@ -2,8 +2,11 @@ import {
   type Instant,
   type JobState,
   type JobSummary,
+  type RetryDisposition,
   type Tag,
+  type TransitionCause,
   JOB_STATE_CODES,
+  TRANSITION_CAUSE_CODES,
   dependencyModeFromCode,
   failureDetailText,
   jobStateFromCode,
@@ -13,15 +16,17 @@ import { S, type Tables } from "../tables.js";
 import { type IoContext, type OpContext, noteDue } from "../transaction.js";
 
 // Every change of a job's state goes through `moveToTerminal` or `moveToScheduled` (or the claim,
-// release and cancel-request statements of their own operations), followed by `recordTransition`;
-// latches are resolved in `children.ts`. The SQL of each is here, in one place.
+// release and cancel-request statements of their own operations), followed by `recordTransition`
+// with the change's provenance; latches are resolved in `children.ts`. The SQL of each is here, in
+// one place.
 
 /** The job columns of a summary, with its tags and parents as JSON arrays; `j` aliases the jobs table. */
 export const summaryColumns = (t: Tables) => `j.seq, j.id, j.job_name, j.queue, j.state, j.due_at, j.attempt,
   j.releases, j.lease_owner, j.lease_expires_at, j.cancel_requested_by, j.enqueued_at, j.terminal_at,
   j.terminal_cause, j.dependency_mode, j.trace_context, j.schedule_id, j.workflow_id,
   (SELECT json_group_array(json_array(g.key, g.value) ORDER BY g.ordinal) FROM ${t.tags} g WHERE g.job_seq = j.seq) AS tags,
-  (SELECT json_group_array(e.parent_id ORDER BY e.ordinal) FROM ${t.edges} e WHERE e.child_seq = j.seq) AS parents`;
+  (SELECT json_group_array(e.parent_id ORDER BY e.ordinal) FROM ${t.edges} e WHERE e.child_seq = j.seq) AS parents,
+  (SELECT p.retry FROM ${t.payloads} p WHERE p.job_seq = j.seq) AS retry`;
 
 /** A row selected with {@link summaryColumns}. */
 export interface SummaryRow {
@@ -45,11 +50,22 @@ export interface SummaryRow {
   readonly workflow_id: string | null;
   readonly tags: string;
   readonly parents: string;
+  readonly retry: string | null;
 }
 
 /** Tags from their JSON form `[[key, value], …]`. */
 export function parseTags(json: string): Tag[] {
   return (JSON.parse(json) as [string, string][]).map(([key, value]) => ({ key, value }));
+}
+
+/** A retry policy as stored (JSON text), or `null` for none. */
+export function retryJson(retry: RetryDisposition | null): string | null {
+  return retry === null ? null : JSON.stringify({ maxAttempts: retry.maxAttempts, delaysMs: retry.delaysMs });
+}
+
+/** A retry policy from its stored form; `null` (none, or written before policies were stored) stays `null`. */
+export function parseRetry(json: string | null): RetryDisposition | null {
+  return json === null ? null : (JSON.parse(json) as RetryDisposition);
 }
 
 /** A summary row as the contract's `JobSummary`. */
@@ -75,14 +91,15 @@ export function toSummary(row: SummaryRow): JobSummary {
     traceContext: row.trace_context,
     scheduleId: row.schedule_id,
     workflowId: row.workflow_id,
+    retry: parseRetry(row.retry),
   };
 }
 
 const FIND_JOB = (t: Tables) => `SELECT seq, id, state FROM ${t.jobs} WHERE id = ?`;
 
 /** Appends one entry to a job's transition log; `enqueue.ts` writes a new job's first with it. */
-export const INSERT_TRANSITION = (t: Tables) => `INSERT INTO ${t.transitions} (job_seq, ordinal, at, state, attempt, failure_detail)
-  VALUES (?, ?, ?, ?, ?, ?)`;
+export const INSERT_TRANSITION = (t: Tables) => `INSERT INTO ${t.transitions}
+  (job_seq, ordinal, at, state, attempt, failure_detail, cause, worker_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
 
 const TRIM_TRANSITIONS = (t: Tables) => `DELETE FROM ${t.transitions} WHERE job_seq = ? AND ordinal <= ?`;
 
@@ -114,42 +131,60 @@ export function* findJob(id: string): Io<{ seq: number; id: string; state: numbe
   return found === undefined ? undefined : { seq: Number(found.seq), id: found.id, state: Number(found.state) };
 }
 
+/** Why a job changed state, and the worker whose write it was (`null`: none). */
+export interface Provenance {
+  readonly cause: TransitionCause;
+  readonly workerId: string | null;
+}
+
+/** A change no worker wrote: enqueue, schedules, dependencies, operators. */
+export const byStore = (cause: TransitionCause): Provenance => ({ cause, workerId: null });
+
 /** 1 when transitions are recorded, else 0: what a state change adds to `transition_count`. */
 export function recorded(ctx: IoContext): number {
   return ctx.history === "off" ? 0 : 1;
 }
 
 /**
- * Appends one transition for a job that just entered `moved.state` (unless history is off) and
- * drops the oldest beyond `bounds.transitionsPerJob`. Failure detail is kept only under
- * `transitionsAndFailureDetail`, as the contract's `failureDetailText` rewrites it (storable text,
- * truncated on a UTF-8 boundary).
+ * Appends one transition for a job that just entered `moved.state` (unless history is off), with
+ * its cause and writing worker, and drops the oldest beyond `bounds.transitionsPerJob`. Failure
+ * detail is kept only under `transitionsAndFailureDetail`, as the contract's `failureDetailText`
+ * rewrites it (storable text, truncated on a UTF-8 boundary).
  */
-export function recordTransition(ctx: OpContext, moved: MovedJob, now: Instant, failureDetail: string | null = null): void {
+export function recordTransition(
+  ctx: OpContext,
+  moved: MovedJob,
+  now: Instant,
+  by: Provenance,
+  failureDetail: string | null = null,
+): void {
   if (ctx.history === "off") return;
   const detail =
     ctx.history === "transitionsAndFailureDetail" && failureDetail !== null
       ? failureDetailText(failureDetail, ctx.bounds.failureDetailBytes)
       : null;
-  ctx.q.get(INSERT_TRANSITION).run(moved.seq, moved.transition_count, now, moved.state, moved.attempt, detail);
+  ctx.q
+    .get(INSERT_TRANSITION)
+    .run(moved.seq, moved.transition_count, now, moved.state, moved.attempt, detail, TRANSITION_CAUSE_CODES[by.cause], by.workerId);
   const excess = moved.transition_count - ctx.bounds.transitionsPerJob;
   if (excess > 0) ctx.q.get(TRIM_TRANSITIONS).run(moved.seq, excess);
 }
 
 /**
  * Moves a job to a terminal state (clearing lease and cancel request) and records the transition.
- * `cause` comes from the contract's terminal causes (`terminalCauseText` or a disposition).
+ * `terminalCause` comes from the contract's terminal causes (`terminalCauseText` or a disposition).
  */
 export function moveToTerminal(
   ctx: OpContext,
   seq: number,
   to: JobState,
-  cause: string,
+  terminalCause: string,
   now: Instant,
+  by: Provenance,
   failureDetail: string | null = null,
 ): MovedJob {
-  const moved = ctx.q.get(TO_TERMINAL).get(JOB_STATE_CODES[to], now, cause, recorded(ctx), seq) as MovedJob;
-  recordTransition(ctx, moved, now, failureDetail);
+  const moved = ctx.q.get(TO_TERMINAL).get(JOB_STATE_CODES[to], now, terminalCause, recorded(ctx), seq) as MovedJob;
+  recordTransition(ctx, moved, now, by, failureDetail);
   return moved;
 }
 
@@ -159,10 +194,11 @@ export function moveToScheduled(
   seq: number,
   fields: { dueAt: Instant; attempt: number; releases: number },
   now: Instant,
+  by: Provenance,
   failureDetail: string | null = null,
 ): MovedJob {
   const moved = ctx.q.get(TO_SCHEDULED).get(fields.dueAt, fields.attempt, fields.releases, recorded(ctx), seq) as MovedJob;
-  recordTransition(ctx, moved, now, failureDetail);
+  recordTransition(ctx, moved, now, by, failureDetail);
   noteDue(ctx, moved.queue, fields.dueAt, now);
   return moved;
 }

@@ -13,7 +13,7 @@ import {
 import { S, type Tables } from "../tables.js";
 import { type OpContext, type Steps, noteDue } from "../transaction.js";
 import { resolveChildren } from "./children.js";
-import { type MovedJob, moveToScheduled, moveToTerminal, recordTransition, recorded } from "./jobs.js";
+import { type MovedJob, moveToScheduled, moveToTerminal, parseRetry, recordTransition, recorded } from "./jobs.js";
 
 // Heartbeats and releases are each one compare-and-set statement: the fence (owner, attempt,
 // live lease) is in the WHERE clause, so check and write cannot be separated.
@@ -28,15 +28,17 @@ const RELEASE = (t: Tables) => `UPDATE ${t.jobs} SET state = ${S.scheduled}, due
   WHERE id = ? AND state = ${S.leased} AND lease_owner = ? AND attempt = ? AND lease_expires_at > ?
   RETURNING seq, id, queue, state, attempt, transition_count, has_children`;
 
-// Named as `leaseExpiryDisposition` reads them, so a row is its own argument.
-const EXPIRED_COLUMNS = `seq, lease_expires_at, attempt, releases, cancel_requested_by AS "cancelRequestedBy"`;
+// Named as `leaseExpiryDisposition` reads them (the job's own retry policy parsed first), and
+// with the lapsed lease's owner, whom the expiry's transition names.
+const expiredColumns = (t: Tables) => `seq, lease_expires_at, attempt, releases, cancel_requested_by AS "cancelRequestedBy",
+  lease_owner, (SELECT p.retry FROM ${t.payloads} p WHERE p.job_seq = ${t.jobs}.seq) AS retry`;
 
 /** The oldest expired leases of one queue, from the partial index of leases per queue. */
-const EXPIRED_IN_QUEUE = (t: Tables) => `SELECT ${EXPIRED_COLUMNS} FROM ${t.jobs}
+const EXPIRED_IN_QUEUE = (t: Tables) => `SELECT ${expiredColumns(t)} FROM ${t.jobs}
   WHERE state = ${S.leased} AND queue = ? AND lease_expires_at <= ? ORDER BY lease_expires_at, seq LIMIT ?`;
 
 /** The oldest expired leases of every queue, from the partial index of all leases by expiry. */
-const EXPIRED_ANYWHERE = (t: Tables) => `SELECT ${EXPIRED_COLUMNS} FROM ${t.jobs}
+const EXPIRED_ANYWHERE = (t: Tables) => `SELECT ${expiredColumns(t)} FROM ${t.jobs}
   WHERE state = ${S.leased} AND lease_expires_at <= ? ORDER BY lease_expires_at, seq LIMIT ?`;
 
 interface ExpiredRow {
@@ -45,6 +47,8 @@ interface ExpiredRow {
   attempt: number;
   releases: number;
   cancelRequestedBy: string | null;
+  lease_owner: string;
+  retry: string | null;
 }
 
 /** See `JobStore.heartbeat`. */
@@ -74,7 +78,7 @@ export function* release(ctx: OpContext, request: ReleaseRequest): Steps<Release
       results.push({ jobId, status: "stale" });
       continue;
     }
-    recordTransition(ctx, moved, now);
+    recordTransition(ctx, moved, now, { cause: "released", workerId });
     noteDue(ctx, moved.queue, now, now);
     results.push({ jobId, status: "released" });
     yield `job ${jobId} released`;
@@ -82,7 +86,10 @@ export function* release(ctx: OpContext, request: ReleaseRequest): Steps<Release
   return results;
 }
 
-/** See `JobStore.expireLeases`: each expired lease disposed of by the contract's `leaseExpiryDisposition`. */
+/**
+ * See `JobStore.expireLeases`: each expired lease disposed of by the contract's
+ * `leaseExpiryDisposition`, under the job's own retry policy when it has one, else `request.retry`.
+ */
 export function* expireLeases(ctx: OpContext, request: ExpireLeasesRequest): Steps<ExpireLeasesResult> {
   const { now, retry } = request;
   const max = clampToBound(request.max, ctx.bounds.claimBatch);
@@ -98,12 +105,13 @@ export function* expireLeases(ctx: OpContext, request: ExpireLeasesRequest): Ste
   const expired: ExpiredLease[] = [];
   const terminal: MovedJob[] = [];
   for (const row of candidates) {
-    const next = leaseExpiryDisposition(row, retry, now);
+    const next = leaseExpiryDisposition({ ...row, retry: parseRetry(row.retry) }, retry, now);
+    const by = { cause: "leaseExpired" as const, workerId: row.lease_owner };
     let moved: MovedJob;
     if (next.state === "scheduled") {
-      moved = moveToScheduled(ctx, row.seq, { dueAt: next.dueAt, attempt: row.attempt, releases: row.releases }, now);
+      moved = moveToScheduled(ctx, row.seq, { dueAt: next.dueAt, attempt: row.attempt, releases: row.releases }, now, by);
     } else {
-      moved = moveToTerminal(ctx, row.seq, next.state, next.terminalCause, now);
+      moved = moveToTerminal(ctx, row.seq, next.state, next.terminalCause, now, by);
       terminal.push(moved);
     }
     expired.push({ jobId: moved.id, state: jobStateFromCode(moved.state) });

@@ -14,7 +14,7 @@ import { S, type Tables } from "../tables.js";
 import type { OpContext, ReadContext, Steps } from "../transaction.js";
 import { appendAudit } from "./audit.js";
 import { regateChildren, resolveChildren } from "./children.js";
-import { moveToScheduled, moveToTerminal } from "./jobs.js";
+import { byStore, moveToScheduled, moveToTerminal } from "./jobs.js";
 
 // Every operator action appends its audit record in the same transaction as its effect.
 
@@ -42,7 +42,7 @@ export function* cancelJob(ctx: OpContext, request: JobActionRequest): Steps<Can
     ctx.q.get(REQUEST_CANCEL).run(actor, job.seq);
     result = { status: "cancelRequested" };
   } else {
-    const moved = moveToTerminal(ctx, job.seq, "cancelled", terminalCauseText("cancelledBy", { actor }), now);
+    const moved = moveToTerminal(ctx, job.seq, "cancelled", terminalCauseText("cancelledBy", { actor }), now, byStore("operatorCancelled"));
     yield "job cancelled";
     resolveChildren(ctx, [moved], now);
     result = { status: "cancelled" };
@@ -60,7 +60,7 @@ export function* requeueJob(ctx: OpContext, request: JobActionRequest): Steps<Re
   if (job.state !== S.deadLettered && job.state !== S.quarantined) {
     return { status: "notRequeueable", state: jobStateFromCode(job.state) };
   }
-  moveToScheduled(ctx, job.seq, { dueAt: now, attempt: 0, releases: 0 }, now);
+  moveToScheduled(ctx, job.seq, { dueAt: now, attempt: 0, releases: 0 }, now, byStore("requeued"));
   yield "job requeued";
   regateChildren(ctx, job.seq);
   appendAudit(ctx, { actor, action: "requeue", targetKind: "job", target: jobId, detail: null, at: now });

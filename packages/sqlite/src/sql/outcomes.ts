@@ -7,6 +7,7 @@ import {
   type Tag,
   boundRejection,
   normalizeTags,
+  outcomeCause,
   outcomeDisposition,
   utf8ByteLength,
 } from "@belay/contract";
@@ -61,7 +62,7 @@ function heldLease(ctx: OpContext, jobId: string, workerId: string, attempt: num
 function check(ctx: OpContext, report: OutcomeReport, row: LeaseRow): { refused: OutcomeResult } | { fresh: Tag[]; existing: number } {
   const { jobId, outcome } = report;
   const reject = (rejection: Extract<OutcomeResult, { status: "rejected" }>["rejection"]) => ({
-    refused: { jobId, status: "rejected" as const, rejection },
+    refused: { jobId, attempt: report.attempt, status: "rejected" as const, rejection },
   });
   if (outcome.type === "succeeded" && outcome.output != null) {
     const bytes = utf8ByteLength(outcome.output);
@@ -84,11 +85,12 @@ function apply(ctx: OpContext, report: OutcomeReport, row: LeaseRow, now: Instan
   const { outcome } = report;
   const next = outcomeDisposition(row, outcome);
   const detail = outcome.type === "failed" ? (outcome.failureDetail ?? null) : null;
+  const by = { cause: outcomeCause(outcome.type, next.state), workerId: report.workerId };
   if (next.state === "scheduled") {
     const fields = { dueAt: next.dueAt, attempt: row.attempt, releases: row.releases };
-    return { moved: moveToScheduled(ctx, row.seq, fields, now, detail), state: next.state };
+    return { moved: moveToScheduled(ctx, row.seq, fields, now, by, detail), state: next.state };
   }
-  const moved = moveToTerminal(ctx, row.seq, next.state, next.terminalCause, now, detail);
+  const moved = moveToTerminal(ctx, row.seq, next.state, next.terminalCause, now, by, detail);
   if (outcome.type === "succeeded" && outcome.output != null) ctx.q.get(STORE_OUTPUT).run(row.seq, outcome.output);
   return { moved, state: next.state };
 }
@@ -103,7 +105,7 @@ export function* reportOutcomes(ctx: OpContext, request: ReportOutcomesRequest):
   for (const report of request.reports) {
     const row = heldLease(ctx, report.jobId, report.workerId, report.attempt, now);
     if (row === null) {
-      results.push({ jobId: report.jobId, status: "stale" });
+      results.push({ jobId: report.jobId, attempt: report.attempt, status: "stale" });
       continue;
     }
     const checked = check(ctx, report, row);
@@ -118,7 +120,7 @@ export function* reportOutcomes(ctx: OpContext, request: ReportOutcomesRequest):
       resolveChildren(ctx, [moved], now);
       yield `children of ${report.jobId} resolved`;
     }
-    results.push({ jobId: report.jobId, status: "applied", state });
+    results.push({ jobId: report.jobId, attempt: report.attempt, status: "applied", state });
   }
   return results;
 }

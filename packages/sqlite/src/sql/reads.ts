@@ -9,6 +9,7 @@ import {
   decodeSeqCursor,
   encodeSeqCursor,
   jobStateFromCode,
+  transitionCauseFromCode,
 } from "@belay/contract";
 import { S, type Tables } from "../tables.js";
 import type { ReadContext } from "../transaction.js";
@@ -21,8 +22,8 @@ const GET_JOB = (t: Tables) => `SELECT ${summaryColumns(t)},
 
 const GET_OUTPUT = (t: Tables) => `SELECT o.output FROM ${t.outputs} o JOIN ${t.jobs} j ON j.seq = o.job_seq WHERE j.id = ?`;
 
-const GET_HISTORY = (t: Tables) => `SELECT tr.position, tr.ordinal, tr.at, tr.state, tr.attempt, tr.failure_detail
-  FROM ${t.transitions} tr JOIN ${t.jobs} j ON j.seq = tr.job_seq WHERE j.id = ? ORDER BY tr.ordinal`;
+const GET_HISTORY = (t: Tables) => `SELECT tr.position, tr.ordinal, tr.at, tr.state, tr.attempt, tr.failure_detail,
+  tr.cause, tr.worker_id FROM ${t.transitions} tr JOIN ${t.jobs} j ON j.seq = tr.job_seq WHERE j.id = ? ORDER BY tr.ordinal`;
 
 const COUNT_JOBS = (t: Tables) => `SELECT queue, state, count(*) AS count FROM ${t.jobs} GROUP BY queue, state ORDER BY queue, state`;
 
@@ -56,6 +57,8 @@ export function getJobHistory(ctx: ReadContext, jobId: string): TransitionRecord
     state: number;
     attempt: number;
     failure_detail: string | null;
+    cause: number | null;
+    worker_id: string | null;
   }[];
   return rows.map((row) => ({
     jobId,
@@ -63,6 +66,8 @@ export function getJobHistory(ctx: ReadContext, jobId: string): TransitionRecord
     position: row.position,
     at: row.at,
     state: jobStateFromCode(row.state),
+    cause: transitionCauseFromCode(row.cause),
+    workerId: row.worker_id,
     attempt: row.attempt,
     failureDetail: row.failure_detail,
   }));

@@ -12,6 +12,7 @@ import {
   type TriggerScheduleResult,
   type UpsertScheduleRequest,
   type UpsertScheduleResult,
+  checkRetryDisposition,
   normalizeTags,
   scheduledJobId,
 } from "@belay/contract";
@@ -19,31 +20,31 @@ import { runNow } from "../io.js";
 import { S, type Tables } from "../tables.js";
 import type { OpContext, ReadContext, Steps } from "../transaction.js";
 import { appendAudit } from "./audit.js";
-import { insertJob } from "./enqueue.js";
-import { findJob, parseTags } from "./jobs.js";
+import { type JobOrigin, insertJob } from "./enqueue.js";
+import { findJob, parseRetry, parseTags, retryJson } from "./jobs.js";
 
 const CATCH_UP: readonly CatchUpPolicy[] = ["skip", "coalesce"];
 
 const CURSOR_OF = (t: Tables) => `SELECT cursor FROM ${t.schedules} WHERE id = ?`;
 
 const INSERT_SCHEDULE = (t: Tables) => `INSERT INTO ${t.schedules} (id, cron, time_zone, job_name, queue, payload, tags,
-  catch_up, no_overlap, cursor, skipped_ticks, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, ?)`;
+  catch_up, no_overlap, retry, cursor, skipped_ticks, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?, ?)`;
 
 const REDEFINE_SCHEDULE = (t: Tables) => `UPDATE ${t.schedules} SET cron = ?, time_zone = ?, job_name = ?, queue = ?,
-  payload = ?, tags = ?, catch_up = ?, no_overlap = ?, updated_at = ? WHERE id = ?`;
+  payload = ?, tags = ?, catch_up = ?, no_overlap = ?, retry = ?, updated_at = ? WHERE id = ?`;
 
 const DELETE_SCHEDULE = (t: Tables) => `DELETE FROM ${t.schedules} WHERE id = ? RETURNING id`;
 
 /** `hasLiveInstance` reads the partial index of scheduled jobs by (schedule, state). */
 const scheduleColumns = (t: Tables) => `s.id, s.cron, s.time_zone, s.job_name, s.queue, s.tags, s.catch_up, s.no_overlap,
-  s.cursor, s.skipped_ticks, s.created_at, s.updated_at,
+  s.retry, s.cursor, s.skipped_ticks, s.created_at, s.updated_at,
   EXISTS (SELECT 1 FROM ${t.jobs} j WHERE j.schedule_id = s.id AND j.state < ${S.succeeded}) AS live`;
 
 const LIST_SCHEDULES = (t: Tables) => `SELECT ${scheduleColumns(t)} FROM ${t.schedules} s ORDER BY s.id`;
 
 const GET_SCHEDULE = (t: Tables) => `SELECT ${scheduleColumns(t)}, s.payload FROM ${t.schedules} s WHERE s.id = ?`;
 
-const SCHEDULE_FOR_MINT = (t: Tables) => `SELECT job_name, queue, payload, tags, cursor, skipped_ticks FROM ${t.schedules} WHERE id = ?`;
+const SCHEDULE_FOR_MINT = (t: Tables) => `SELECT job_name, queue, payload, tags, cursor, skipped_ticks, retry FROM ${t.schedules} WHERE id = ?`;
 
 /** The cursor's compare-and-set: applies only if nobody moved the cursor since the Core planned. */
 const MOVE_CURSOR = (t: Tables) => `UPDATE ${t.schedules} SET cursor = ?, skipped_ticks = ? WHERE id = ? AND cursor = ?`;
@@ -57,6 +58,7 @@ interface ScheduleRow {
   tags: string;
   catch_up: number;
   no_overlap: number;
+  retry: string | null;
   cursor: number;
   skipped_ticks: string;
   created_at: number;
@@ -74,6 +76,7 @@ function toScheduleRecord(row: ScheduleRow): ScheduleRecord {
     tags: parseTags(row.tags),
     catchUp: CATCH_UP[row.catch_up]!,
     noOverlap: row.no_overlap === 1,
+    retry: parseRetry(row.retry),
     cursor: row.cursor,
     skippedTicks: JSON.parse(row.skipped_ticks) as Instant[],
     hasLiveInstance: row.live === 1,
@@ -87,9 +90,11 @@ const tagsJson = (tags: readonly Tag[]) => JSON.stringify(tags.map((tag) => [tag
 /** See `JobStore.upsertSchedule`. */
 export function* upsertSchedule(ctx: OpContext, request: UpsertScheduleRequest): Steps<UpsertScheduleResult> {
   const { schedule: definition, now } = request;
-  // The front checked the tags; normalizing again only de-duplicates them for storage.
+  // The front checked the tags and the retry policy; normalizing again only de-duplicates the tags
+  // and copies the policy's own fields for storage.
   const normalized = normalizeTags(definition.tags ?? [], "schedule.tags", ctx.bounds);
   const tags = tagsJson(normalized.ok ? normalized.tags : []);
+  const retry = checkRetryDisposition(definition.retry ?? null, "schedule.retry");
   const fields = [
     definition.cron,
     definition.timeZone,
@@ -99,6 +104,7 @@ export function* upsertSchedule(ctx: OpContext, request: UpsertScheduleRequest):
     tags,
     CATCH_UP.indexOf(definition.catchUp),
     definition.noOverlap ? 1 : 0,
+    retry === null || "code" in retry ? null : retryJson(retry),
   ];
   const existing = ctx.q.get(CURSOR_OF).get(definition.id) as { cursor: number } | undefined;
   if (existing !== undefined) {
@@ -134,10 +140,22 @@ interface MintSource {
   tags: string;
   cursor: number;
   skipped_ticks: string;
+  retry: string | null;
 }
 
-/** Inserts one instance of a schedule unless a job with that id exists; returns whether it did. */
-function mintOne(ctx: OpContext, scheduleId: string, source: MintSource, id: string, dueAt: Instant, now: Instant): boolean {
+/**
+ * Inserts one instance of a schedule, carrying the schedule's retry policy, unless a job with that
+ * id exists; returns whether it did.
+ */
+function mintOne(
+  ctx: OpContext,
+  scheduleId: string,
+  source: MintSource,
+  id: string,
+  dueAt: Instant,
+  now: Instant,
+  cause: JobOrigin["cause"],
+): boolean {
   if (runNow(ctx.q, findJob(id)) !== undefined) return false;
   const job: NormalizedNewJob = {
     id,
@@ -149,9 +167,10 @@ function mintOne(ctx: OpContext, scheduleId: string, source: MintSource, id: str
     dependencyMode: "onSuccess",
     tags: parseTags(source.tags),
     traceContext: null,
+    retry: parseRetry(source.retry),
   };
   const initial = { state: "scheduled" as const, parentsRemaining: 0, terminalCause: null, parentSeqs: [] };
-  runNow(ctx.q, insertJob(ctx, job, initial, now, { scheduleId, workflowId: null }));
+  runNow(ctx.q, insertJob(ctx, job, initial, now, { cause, scheduleId, workflowId: null }));
   return true;
 }
 
@@ -176,7 +195,7 @@ export function* mintDue(ctx: OpContext, request: MintDueRequest): Steps<MintRes
     const jobIds: string[] = [];
     for (const tick of decision.mint) {
       const id = scheduledJobId(scheduleId, tick);
-      if (mintOne(ctx, scheduleId, source, id, tick, now)) jobIds.push(id);
+      if (mintOne(ctx, scheduleId, source, id, tick, now, "minted")) jobIds.push(id);
       yield `tick ${tick} of ${scheduleId} minted`;
     }
     results.push({ scheduleId, status: "minted", jobIds });
@@ -188,7 +207,7 @@ export function* mintDue(ctx: OpContext, request: MintDueRequest): Steps<MintRes
 export function* triggerSchedule(ctx: OpContext, request: TriggerScheduleRequest): Steps<TriggerScheduleResult> {
   const source = ctx.q.get(SCHEDULE_FOR_MINT).get(request.scheduleId) as MintSource | undefined;
   if (source === undefined) return { status: "notFound" };
-  if (!mintOne(ctx, request.scheduleId, source, request.jobId, request.now, request.now)) {
+  if (!mintOne(ctx, request.scheduleId, source, request.jobId, request.now, request.now, "triggered")) {
     return { status: "triggered", jobId: request.jobId };
   }
   yield "instance minted";

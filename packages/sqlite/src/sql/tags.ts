@@ -44,7 +44,8 @@ export function tagsOf(ctx: ReadContext, seq: number): Tag[] {
  */
 export function facetTags(ctx: ReadContext, request: FacetRequest): FacetValue[] {
   const filter = filterSql(ctx.q.t.tags, request.scope ?? {});
-  const conditions = ["f.key = ?", ...filter.conditions];
+  // Scoped to named jobs, the read starts from them (see `filterSql`), not from every tag of the key.
+  const conditions = [filter.byIds ? "+f.key = ?" : "f.key = ?", ...filter.conditions];
   const limited = request.max !== undefined;
   const rows = ctx.q
     .shaped(

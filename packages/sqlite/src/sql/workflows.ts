@@ -63,7 +63,7 @@ export function* enqueueWorkflow(ctx: IoContext, request: EnqueueWorkflowThrough
   const created = new Map<string, Extract<EnqueueWorkflowResult, { status: "created" }>["jobs"][number]>();
   for (const [i, job] of planned.members.entries()) {
     const initial = yield* initialStateOf(job);
-    const seq = yield* insertJob(ctx, job, initial, now, { scheduleId: null, workflowId: workflow.id });
+    const seq = yield* insertJob(ctx, job, initial, now, { cause: "enqueued", scheduleId: null, workflowId: workflow.id });
     created.set(job.id, { id: job.id, status: "created", state: initial.state, seq });
     yield `job ${i} inserted`;
   }

@@ -7,9 +7,10 @@ import { type Executor, adHoc } from "./session.js";
  * Creates or upgrades the schema. Concurrent callers (several processes starting at once)
  * serialize on a transaction-scoped advisory lock keyed by the schema name and re-read the
  * version under it, so each migration runs exactly once; the DDL and the version rows commit
- * together, so a crash mid-migration leaves the previous version intact.
+ * together, so a crash mid-migration leaves the previous version intact. `upTo` stops at an
+ * older version (how the upgrade tests build a database as an older release left it).
  */
-export async function migrateSchema(executor: Executor, schema: string, schemaName: string): Promise<MigrateResult> {
+export async function migrateSchema(executor: Executor, schema: string, schemaName: string, upTo = SCHEMA_VERSION): Promise<MigrateResult> {
   return executor.run("migrate", "transaction", async (session) => {
     await session.query(adHoc("SELECT pg_advisory_xact_lock(hashtextextended('belay.migrate:' || $1, 0))"), [schemaName]);
     await session.query(adHoc(`CREATE SCHEMA IF NOT EXISTS ${schema}`));
@@ -26,14 +27,14 @@ export async function migrateSchema(executor: Executor, schema: string, schemaNa
     const fromVersion = row!["version"] as number;
     if (fromVersion > SCHEMA_VERSION) throw new SchemaVersionError(fromVersion, SCHEMA_VERSION);
     for (const migration of MIGRATIONS) {
-      if (migration.version <= fromVersion) continue;
+      if (migration.version <= fromVersion || migration.version > upTo) continue;
       await session.query(adHoc(migration.sql(schema)));
       await session.query(adHoc(`INSERT INTO ${schema}.schema_migrations (version, requires) VALUES ($1, $2)`), [
         migration.version,
         migration.requires,
       ]);
     }
-    return { fromVersion, toVersion: Math.max(fromVersion, SCHEMA_VERSION) };
+    return { fromVersion, toVersion: Math.max(fromVersion, Math.min(upTo, SCHEMA_VERSION)) };
   });
 }
 

@@ -196,19 +196,30 @@ describe.skipIf(url === undefined)(`postgres: concurrent enqueues share commits 
   });
 
   it("a job the database refuses fails only its own call; close() lets accepted calls finish", async () => {
-    const store = new PostgresStore({ connectionString: url!, schema, hints: false, enqueueConcurrency: 1 });
-    await store.migrate();
-    const calls = [
-      store.enqueue({ jobs: [job("nul-a")], now: 1 }),
-      store.enqueue({ jobs: [job("nul-b")], now: 1 }),
-      store.enqueue({ jobs: [job("nul-bad", { jobName: "x\u0000y" })], now: 1 }), // PostgreSQL text refuses NUL
-      store.enqueue({ jobs: [job("nul-c")], now: 1 }),
-    ];
-    const closing = store.close(); // while three calls still wait for the shared statement
-    const settled = await Promise.allSettled(calls);
-    await closing;
-    expect(settled.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
-    const { rows } = await pool.query(`SELECT id FROM "${schema}".jobs WHERE id LIKE 'nul-%' ORDER BY id`);
-    expect(rows.map((r) => r.id)).toEqual(["nul-a", "nul-b", "nul-c"]);
+    // A refusal only the database can make: every job passes the contract's checks, and a
+    // constraint of this test's own schema refuses one of them inside the shared statement.
+    const refusing = randomSchema("coalesce_refuse");
+    const store = new PostgresStore({ connectionString: url!, schema: refusing, hints: false, enqueueConcurrency: 1 });
+    try {
+      await store.migrate();
+      await pool.query(`ALTER TABLE "${refusing}".jobs ADD CONSTRAINT refuses_doomed CHECK (job_name <> 'doomed')`);
+      const calls = [
+        store.enqueue({ jobs: [job("ref-a")], now: 1 }),
+        store.enqueue({ jobs: [job("ref-b")], now: 1 }),
+        store.enqueue({ jobs: [job("ref-bad", { jobName: "doomed" })], now: 1 }),
+        store.enqueue({ jobs: [job("ref-c")], now: 1 }),
+      ];
+      const closing = store.close(); // while three calls still wait for the shared statement
+      const settled = await Promise.allSettled(calls);
+      await closing;
+      expect(settled.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+      const refusal = (settled[2] as PromiseRejectedResult).reason as Error;
+      expect(refusal.message, "the database's own refusal").toContain("refuses_doomed");
+      const { rows } = await pool.query(`SELECT id FROM "${refusing}".jobs ORDER BY id`);
+      expect(rows.map((r) => r.id)).toEqual(["ref-a", "ref-b", "ref-c"]);
+    } finally {
+      await store.close();
+      await dropSchema(pool, refusing);
+    }
   });
 });

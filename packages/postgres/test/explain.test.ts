@@ -6,8 +6,10 @@ import { INSERT_JOBS } from "../src/sql/enqueue.js";
 import { HEARTBEAT, LOCK_EXPIRED_LEASES, RELEASE } from "../src/sql/leases.js";
 import { ADVANCE, WALK } from "../src/sql/observers.js";
 import { REPORT_OUTCOMES } from "../src/sql/outcomes.js";
+import { listJobsQuery } from "../src/sql/reads.js";
 import { PURGE } from "../src/sql/retention.js";
 import { LIST_SCHEDULES, MOVE_CURSOR } from "../src/sql/schedules.js";
+import { facetTagsQuery } from "../src/sql/tags.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 
 // The time-ordered scans (due claims, lease expiry, schedule minting, retention) must read their
@@ -77,7 +79,8 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
       SELECT (1000 + g / 3)::text::xid8, g, 1, ${NOW}, g % 7, 1 FROM generate_series(1, 120000) g;
       INSERT INTO ${S}.observers (id, states, cursor_xid, cursor_position)
       VALUES ('alerts', '{5}', '30000', 90000);
-      ANALYZE ${S}.jobs; ANALYZE ${S}.queues; ANALYZE ${S}.schedules; ANALYZE ${S}.transitions;
+      INSERT INTO ${S}.job_tags (job_seq, key, value) SELECT g, 'tenant', 't' || (g % 20) FROM generate_series(1, 120000, 3) g;
+      ANALYZE ${S}.jobs; ANALYZE ${S}.queues; ANALYZE ${S}.schedules; ANALYZE ${S}.transitions; ANALYZE ${S}.job_tags;
     `);
     // Statistics from before the first claim: 50,000 scheduled jobs in one queue, ANALYZEd, then
     // 5,000 of them leased (by 50 workers) without a new ANALYZE.
@@ -237,10 +240,27 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
       const column = <T>(v: T) => Array.from({ length: n }, () => v);
       const fresh = Array.from({ length: n }, (_, i) => `fresh-${i}`);
       const values = [fresh, column("bench.job"), column("q1"), column("{}"), column(NOW), column(0), column(0), column(null), column(null),
-        column(0), column(null), column(null), column(null), column(null), NOW, true, ["fresh-1"], ["job-5"], column(false)];
+        column(0), column(null), column(null), column(null), column(null), NOW, true, ["fresh-1"], ["job-5"], column(false), 0, column(null)];
       expectIndexed(await plan(INSERT_JOBS(S), values, mode), "jobs_id_key");
     });
   }
+
+  // Monitoring statements are built per call and planned with their values (custom plans only).
+  it("a listing or a facet by ids starts from the id index, whatever else the filter names", async () => {
+    const ids = ["job-5", "job-1234", "job-99999", "missing"];
+    const requests = [
+      { ids },
+      { ids, states: ["scheduled" as const], queues: ["q5"], order: "newestFirst" as const },
+      { ids: Array.from({ length: 50 }, (_, i) => `job-${i * 2_000 + 3}`), limit: 10 },
+      { ids, scheduleId: "sched-5", tags: [{ key: "tenant", value: "t5" }] },
+    ];
+    for (const request of requests) {
+      const { text, values } = listJobsQuery(S, request, request.limit ?? 50);
+      expectIndexed(await plan(text, values, "custom"), "jobs_id_key");
+    }
+    const facet = facetTagsQuery(S, { key: "tenant", scope: { ids, queues: ["q5"] } });
+    expectIndexed(await plan(facet.text, facet.values, "custom"), "jobs_id_key");
+  });
 
   it("claims, outcome batches and heartbeats settle on their generic plan: planned once per connection", async () => {
     // Five custom plans, then the generic one for good — whatever the batch sizes and however

@@ -1,7 +1,7 @@
 import { type JobStore, type NewJob, isBelayError } from "@belay/contract";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type PostgresQueryExecutor, PostgresStore } from "../src/index.js";
+import { type PostgresQueryExecutor, PostgresStore, SCHEMA_VERSION } from "../src/index.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 
 // What the conformance suite cannot know about this adapter: its configuration, the caller's
@@ -258,6 +258,98 @@ describe.skipIf(url === undefined)(`postgres store against a database (${target.
     }
   });
 
+  describe("what a duplicate or refused request writes: nothing", () => {
+    /** Every row of every table of the store's schema, as text: any write at all shows. */
+    async function everyRow(schema: string): Promise<Record<string, string>> {
+      const { rows: tables } = await pool.query("SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename", [schema]);
+      const contents: Record<string, string> = {};
+      for (const { tablename } of tables as { tablename: string }[]) {
+        const { rows } = await pool.query(`SELECT coalesce(json_agg(t::text ORDER BY t::text), '[]')::text AS rows FROM "${schema}"."${tablename}" t`);
+        contents[tablename] = rows[0].rows as string;
+      }
+      return contents;
+    }
+
+    it("no queue row for the queue a duplicate or a refused batch names, no parent marked by a child never created", async () => {
+      const store = await freshStore();
+      await store.enqueue({ jobs: [job("j1"), job("p")], now: T });
+      await store.upsertSchedule({
+        schedule: { id: "s", cron: "* * * * *", timeZone: "UTC", jobName: "test.job", queue: "schedule-queue", payload: "{}", catchUp: "skip", noOverlap: false },
+        now: T,
+      });
+      const before = await everyRow(store.schema);
+      const queues = async () => (await pool.query(`SELECT queue FROM "${store.schema}".queues ORDER BY queue`)).rows.map((r) => r.queue);
+      expect(await queues()).toEqual(["default"]);
+
+      expect(await store.enqueue({ jobs: [job("j1", { queue: "brand-new" })], now: T })).toEqual([{ id: "j1", status: "duplicate", state: "scheduled" }]);
+      // With a parent: the transactional path, which locks the parent first.
+      expect(await store.enqueue({ jobs: [job("j1", { queue: "dup-queue", parentIds: ["p"] })], now: T })).toMatchObject([{ status: "duplicate" }]);
+      const refused = await store.enqueue({ jobs: [job("j2", { queue: "fresh", parentIds: ["p"] }), job("j3", { parentIds: ["missing"] })], now: T });
+      expect(refused.map((r) => r.status)).toEqual(["notWritten", "rejected"]);
+      const tooBig = await store.enqueue({ jobs: [job("j4", { queue: "fresh-too" }), job("j5", { payload: "x".repeat(70_000) })], now: T });
+      expect(tooBig.map((r) => r.status)).toEqual(["notWritten", "rejected"]);
+      // A trigger whose job id is taken, and a duplicate inside the caller's committed transaction.
+      expect(await store.triggerSchedule({ scheduleId: "s", jobId: "j1", actor: "op", now: T })).toEqual({ status: "triggered", jobId: "j1" });
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        expect(await store.enqueue({ jobs: [job("j1", { queue: "tx-queue" })], now: T, tx: client })).toMatchObject([{ status: "duplicate" }]);
+        await client.query("COMMIT");
+      } finally {
+        client.release();
+      }
+
+      expect(await queues()).toEqual(["default"]);
+      expect(await everyRow(store.schema)).toEqual(before);
+    });
+
+    it("a child created while its parent's outcome waits on the parent's lock is resolved by that outcome", async () => {
+      const store = await freshStore();
+      // The outcome comes from a second store on the same schema (another process), unhooked.
+      const peer = new PostgresStore({ pool, schema: store.schema, hints: false });
+      stores.push(peer);
+      await store.enqueue({ jobs: [job("parent")], now: T });
+      const [claimed] = (await store.claim({ workerId: "w", queues: ["default"], max: 1, leaseMs: 60_000, now: T })).jobs;
+      let reached!: () => void;
+      const parked = new Promise<void>((resolve) => (reached = resolve));
+      let resume!: () => void;
+      const resumed = new Promise<void>((resolve) => (resume = resolve));
+      store.setStepHook(async (point) => {
+        if (point.operation === "enqueue" && point.step === "parents locked") {
+          reached();
+          await resumed;
+        }
+      });
+      const enqueued = store.enqueue({ jobs: [job("child", { parentIds: ["parent"] })], now: T });
+      await parked;
+      const reported = peer.reportOutcomes({
+        reports: [{ jobId: "parent", workerId: "w", attempt: claimed!.attempt, outcome: { type: "succeeded" } }],
+        now: T + 1,
+      });
+      // The outcome waits for the enqueue's lock on the parent row (it would otherwise miss the child).
+      const waiting = async () =>
+        (
+          await pool.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
+            [store.schema],
+          )
+        ).rows[0].n as number;
+      const deadline = Date.now() + 30_000;
+      while ((await waiting()) === 0) {
+        if (Date.now() > deadline) throw new Error("the outcome never waited for the parent's lock");
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      resume();
+      expect(await enqueued).toMatchObject([{ id: "child", status: "created", state: "awaitingParents" }]);
+      expect(await reported).toEqual([{ jobId: "parent", attempt: claimed!.attempt, status: "applied", state: "succeeded" }]);
+      store.setStepHook(null);
+      expect((await store.getJobHistory("child")).map((t) => [t.state, t.cause])).toEqual([
+        ["awaitingParents", "enqueued"],
+        ["scheduled", "parentsResolved"],
+      ]);
+    });
+  });
+
   describe("retriable faults", () => {
     it("a lock wait past lock_timeout is a TransientStoreError and commits nothing", async () => {
       const impatient = testPool(url!, 2);
@@ -307,13 +399,14 @@ describe.skipIf(url === undefined)(`postgres store against a database (${target.
   describe("schema versions", () => {
     it("a store refuses a database migrated by a newer, incompatible version, and migrate refuses any newer one", async () => {
       const store = await freshStore();
-      await pool.query(`INSERT INTO "${store.schema}".schema_migrations (version, requires) VALUES (2, 1)`);
+      const newer = SCHEMA_VERSION + 1;
+      await pool.query(`INSERT INTO "${store.schema}".schema_migrations (version, requires) VALUES ($1, 1)`, [newer]);
       expect(await codeOf(() => store.migrate())).toBe("BELAY_SCHEMA_VERSION_UNKNOWN");
       // Additive (requires 1): an older store keeps working beside the newer one.
       const older = new PostgresStore({ pool, schema: store.schema, hints: false });
       stores.push(older);
       expect(await older.getJob("x")).toBeNull();
-      await pool.query(`INSERT INTO "${store.schema}".schema_migrations (version, requires) VALUES (3, 3)`);
+      await pool.query(`INSERT INTO "${store.schema}".schema_migrations (version, requires) VALUES ($1, $1)`, [newer + 1]);
       const stranger = new PostgresStore({ pool, schema: store.schema, hints: false });
       stores.push(stranger);
       expect(await codeOf(() => stranger.getJob("x"))).toBe("BELAY_SCHEMA_VERSION_UNKNOWN");

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../src/index.js";
+import { MIGRATIONS, SCHEMA_VERSION } from "../src/migrations/index.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 
 // Real processes on one database, importing the built package (dist/, built here first):
@@ -125,9 +126,9 @@ describe.skipIf(url === undefined)(`postgres across processes (${target.reason})
     const results = children.map((c) => JSON.parse(c.lines[0]!) as { ok: boolean; fromVersion: number; toVersion: number });
     expect(results.every((r) => r.ok)).toBe(true);
     expect(results.filter((r) => r.fromVersion === 0), "exactly one process created the schema").toHaveLength(1);
-    expect(results.every((r) => r.toVersion === 1)).toBe(true);
-    const { rows } = await pool.query(`SELECT version FROM "${schema}".schema_migrations`);
-    expect(rows).toEqual([{ version: 1 }]);
+    expect(results.every((r) => r.toVersion === SCHEMA_VERSION)).toBe(true);
+    const { rows } = await pool.query(`SELECT version FROM "${schema}".schema_migrations ORDER BY version`);
+    expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
   }, 60_000);
 
   it("four worker processes drain 20,000 jobs, each succeeding exactly once, never over a limit of 3", async () => {

@@ -1,4 +1,4 @@
-import { DEPENDENCY_MODE_CODES, type Instant, JOB_STATE_CODES, jobStateNameSql, terminalCauseSql } from "@belay/contract";
+import { DEPENDENCY_MODE_CODES, type Instant, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, jobStateNameSql, terminalCauseSql } from "@belay/contract";
 import type { DueQueues, StoreContext } from "../context.js";
 import type { Session } from "../session.js";
 import { transitionCtes } from "./jobs.js";
@@ -16,7 +16,8 @@ export interface EndedParent {
 // cancelled when it depends `onSuccess` on a parent that did not succeed (its cause names the
 // first such parent), otherwise its latch drops by the number of those parents and it is
 // scheduled — due at the later of its own due time and now — when the latch reaches zero. The
-// children cancelled here are the parents of the next round.
+// children cancelled here are the parents of the next round. Their transitions record
+// `parentFailed` for a cancel and `parentsResolved` for a released latch.
 const RESOLVE_CHILDREN = (S: string) => `
 WITH p AS (
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::int2[]) AS p(seq, id, state)
@@ -47,7 +48,9 @@ moved AS (
   RETURNING c.seq, c.id, c.queue, c.state, c.due_at, c.attempt, c.has_children, c.transition_count
 ),
 changed AS (SELECT * FROM moved WHERE state <> ${STATE.awaitingParents}),
-${transitionCtes(S, "changed", "$4", "$5", "$6")}
+${transitionCtes(S, "changed", "$4", "$5", "$6", {
+  cause: `CASE WHEN s.state = ${STATE.cancelled} THEN ${TRANSITION_CAUSE_CODES.parentFailed} ELSE ${TRANSITION_CAUSE_CODES.parentsResolved} END`,
+})}
 SELECT seq, id, queue, state, due_at, has_children FROM changed ORDER BY seq`;
 
 /**

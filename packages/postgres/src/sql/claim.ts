@@ -1,4 +1,4 @@
-import { type ClaimRequest, type ClaimResult, type ClaimedJob, JOB_STATE_CODES, clampToBound } from "@belay/contract";
+import { type ClaimRequest, type ClaimResult, type ClaimedJob, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, clampToBound } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import type { Session } from "../session.js";
 import { toClaimed, transitionCtes } from "./jobs.js";
@@ -27,6 +27,9 @@ const STATE = JOB_STATE_CODES;
  * the estimates: each queue's due jobs come from the due index in order under a LIMIT, and the
  * picked rows are updated through the primary key (`= ANY(ARRAY(…))`), never by a join whose
  * shape depends on row estimates (a generic plan once chose a hash join over the whole table).
+ *
+ * The job's own retry policy comes back from the row the update returns (no join, no extra read);
+ * the transitions record the claim as their cause and the claiming worker (`$5`).
  */
 export const CLAIM = (S: string) => `
 WITH settings AS MATERIALIZED (
@@ -67,9 +70,9 @@ claimed AS (
   WHERE j.seq = ANY(ARRAY(SELECT p.seq FROM picked p))
   RETURNING j.seq, j.id, j.job_name, j.queue, j.payload, j.state, j.attempt, j.releases, j.due_at, j.enqueued_at,
             j.lease_expires_at, j.tags, j.parent_ids, j.dependency_mode, j.trace_context, j.schedule_id,
-            j.workflow_id, j.transition_count
+            j.workflow_id, j.transition_count, j.retry
 ),
-${transitionCtes(S, "claimed", "$4", "(SELECT $7::boolean)", "$8")},
+${transitionCtes(S, "claimed", "$4", "(SELECT $7::boolean)", "$8", { cause: `${TRANSITION_CAUSE_CODES.claimed}`, worker: "$5" })},
 next_due AS (
   SELECT min(n.due_at) AS due_at FROM settings s CROSS JOIN LATERAL (
     SELECT j.due_at FROM ${S}.jobs j
@@ -81,7 +84,7 @@ next_due AS (
 SELECT
   (SELECT coalesce(json_agg(json_build_array(c.seq, c.id, c.job_name, c.queue, c.payload, c.attempt, c.releases, c.due_at,
      c.enqueued_at, c.lease_expires_at, c.tags, c.parent_ids, c.dependency_mode, c.trace_context, c.schedule_id,
-     c.workflow_id) ORDER BY c.seq), '[]')::text FROM claimed c) AS jobs,
+     c.workflow_id, c.retry::json) ORDER BY c.seq), '[]')::text FROM claimed c) AS jobs,
   (SELECT due_at FROM next_due) AS next_due_at,
   (SELECT yes FROM blocked) AS blocked,
   (SELECT coalesce(json_agg(queue), '[]')::text FROM settings WHERE concurrency_limit IS NOT NULL) AS limited`;

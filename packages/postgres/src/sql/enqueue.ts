@@ -7,8 +7,10 @@ import {
   type Instant,
   type NormalizedNewJob,
   type QueryExecutor,
+  type TransitionCause,
   DEPENDENCY_MODE_CODES,
   JOB_STATE_CODES,
+  TRANSITION_CAUSE_CODES,
   boundRejection,
   jobStateFromCode,
   planEnqueue,
@@ -19,9 +21,10 @@ import {
 import { DueQueues, type StoreContext } from "../context.js";
 import type { CheckedJob } from "../enqueue-coalescer.js";
 import { type CheckedExecutor, type Session, type SqlCache, clientExecutor } from "../session.js";
-import { encodeIds, encodeTags, stateOf, toInt } from "./jobs.js";
+import { encodeIds, encodeRetry, encodeTags, stateOf, toInt } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
+const CAUSE = TRANSITION_CAUSE_CODES;
 
 /** A job ready to insert: validated, with its initial state decided. */
 export interface PlannedInsert {
@@ -40,30 +43,37 @@ export interface InsertOutcome {
 }
 
 /**
- * One statement inserts a whole batch from arrays: the queue rows of new queues, the jobs (in
- * input order, so seq follows it), their tags, their parent edges and their first transitions.
- * A job whose id exists is left alone (ON CONFLICT DO NOTHING) and reported with the existing
- * job's state, read from the statement's snapshot.
+ * One statement inserts a whole batch from arrays: the jobs (in input order, so seq follows it),
+ * the queue rows of new queues, their tags, their parent edges and their first transitions. A job
+ * whose id exists is left alone (ON CONFLICT DO NOTHING) and reported with the existing job's
+ * state, read from the statement's snapshot. Everything else is written for the inserted jobs
+ * only, so a duplicate writes nothing at all: not a queue row for the queue it names, nor a
+ * parent's `has_children` (existing parents of inserted jobs are marked here, once locked by the
+ * caller; parents inserted by the same call are born marked, `$19`).
+ *
+ * The job's own retry policy (`$21`) is written here once and never updated; the transitions
+ * record `$20` as their cause (enqueued, minted or triggered), `parentFailed` for a job born
+ * cancelled.
  */
 export const INSERT_JOBS = (S: string) => `
 WITH input AS (
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int2[], $7::int4[], $8::text[],
-                       $9::text[], $10::int2[], $11::text[], $12::text[], $13::text[], $14::text[], $19::bool[])
+                       $9::text[], $10::int2[], $11::text[], $12::text[], $13::text[], $14::text[], $19::bool[], $21::text[])
     WITH ORDINALITY AS i(id, job_name, queue, payload, due_at, state, parents_remaining, terminal_cause,
-                         parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children, ord)
-),
-new_queues AS (
-  INSERT INTO ${S}.queues (queue) SELECT DISTINCT queue FROM input ON CONFLICT (queue) DO NOTHING
+                         parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children, retry, ord)
 ),
 ins AS (
   INSERT INTO ${S}.jobs (id, job_name, queue, state, due_at, enqueued_at, terminal_at, terminal_cause, parents_remaining,
                          parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children,
-                         transition_count, payload)
+                         transition_count, retry, payload)
   SELECT id, job_name, queue, state, due_at, $15, CASE WHEN state >= ${STATE.succeeded} THEN $15::bigint END, terminal_cause, parents_remaining,
-         parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children, 1, payload
+         parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children, 1, retry, payload
   FROM input ORDER BY ord
   ON CONFLICT (id) DO NOTHING
-  RETURNING seq, id, state, tags
+  RETURNING seq, id, queue, state, tags
+),
+new_queues AS (
+  INSERT INTO ${S}.queues (queue) SELECT DISTINCT queue FROM ins ON CONFLICT (queue) DO NOTHING
 ),
 new_tags AS (
   INSERT INTO ${S}.job_tags (job_seq, key, value)
@@ -72,25 +82,36 @@ new_tags AS (
   WHERE ins.tags IS NOT NULL
   ON CONFLICT DO NOTHING
 ),
+edges AS (
+  SELECT e.parent_id, c.seq AS child_seq FROM unnest($17::text[], $18::text[]) AS e(child_id, parent_id) JOIN ins c ON c.id = e.child_id
+),
 new_edges AS (
   INSERT INTO ${S}.job_edges (parent_seq, child_seq)
-  SELECT coalesce(pi.seq, pj.seq), c.seq
-  FROM unnest($17::text[], $18::text[]) AS e(child_id, parent_id)
-  JOIN ins c ON c.id = e.child_id
+  SELECT coalesce(pi.seq, pj.seq), e.child_seq
+  FROM edges e
   LEFT JOIN ins pi ON pi.id = e.parent_id
   LEFT JOIN ${S}.jobs pj ON pj.id = e.parent_id
   WHERE coalesce(pi.seq, pj.seq) IS NOT NULL
   ON CONFLICT DO NOTHING
 ),
+marked_parents AS (
+  UPDATE ${S}.jobs p SET has_children = true
+  WHERE p.id = ANY(ARRAY(SELECT DISTINCT e.parent_id FROM edges e)) AND NOT p.has_children
+),
 log AS (
-  INSERT INTO ${S}.transitions (xid, job_seq, ordinal, at, state, attempt)
-  SELECT pg_current_xact_id(), seq, 1, $15, state, 0 FROM ins WHERE $16 ORDER BY seq
+  INSERT INTO ${S}.transitions (xid, job_seq, ordinal, at, state, attempt, cause)
+  SELECT pg_current_xact_id(), seq, 1, $15, state, 0,
+         CASE WHEN state = ${STATE.cancelled} THEN ${CAUSE.parentFailed} ELSE $20::int2 END
+  FROM ins WHERE $16 ORDER BY seq
 )
 SELECT i.ord, ins.seq, ins.state, e.state AS existing_state
 FROM input i
 LEFT JOIN ins ON ins.id = i.id
 LEFT JOIN ${S}.jobs e ON e.id = i.id AND ins.seq IS NULL
 ORDER BY i.ord`;
+
+/** Why an insert's jobs were created: by an enqueue (or workflow), a schedule's tick, or a trigger. */
+export type CreationCause = Extract<TransitionCause, "enqueued" | "minted" | "triggered">;
 
 /** Inserts planned jobs in one statement; results in input order. */
 export async function insertJobs(
@@ -99,6 +120,7 @@ export async function insertJobs(
   planned: readonly PlannedInsert[],
   now: Instant,
   history: boolean,
+  cause: CreationCause,
 ): Promise<InsertOutcome[]> {
   if (planned.length === 0) return [];
   const edgeChildren: string[] = [];
@@ -131,6 +153,8 @@ export async function insertJobs(
     edgeChildren,
     edgeParents,
     planned.map((p) => parentsHere.has(p.job.id)),
+    TRANSITION_CAUSE_CODES[cause],
+    planned.map((p) => encodeRetry(p.job.retry)),
   ]);
   return rows.map((row) => ({
     seq: row["seq"] == null ? null : toInt(row["seq"]),
@@ -138,12 +162,14 @@ export async function insertJobs(
   }));
 }
 
-// Locks the named parents (an update of `has_children`, which an outcome finishing a parent
-// re-reads under its row lock, so that it then looks for the new child's edge) and reads their
-// current states; also reads which of the call's ids already exist.
+// Locks the named parents and reads their current states; also reads which of the call's ids
+// already exist. The lock is the one an update takes: an outcome, expiry or cancel finishing a
+// parent waits for this transaction, then re-reads the row — with the `has_children` that the
+// insert sets for the parents of the jobs it creates — and so looks for the new child's edge.
+// Nothing is written here: a call refused or found duplicate after this read leaves no trace.
 const LOCK_PARENTS = (S: string) => `
 WITH parents AS (
-  UPDATE ${S}.jobs SET has_children = true WHERE id = ANY($1::text[]) RETURNING id, state
+  SELECT id, state FROM ${S}.jobs WHERE id = ANY($1::text[]) FOR NO KEY UPDATE
 )
 SELECT 'parent' AS kind, id, state FROM parents
 UNION ALL
@@ -283,7 +309,7 @@ async function enqueueJobs(
       created.set(p.job.id, initial.state);
       inserts.push({ job: p.job, ...initial, scheduleId: null, workflowId: null });
     }
-    const outcomes = await insertJobs(session, ctx.sql, inserts, now, ctx.history);
+    const outcomes = await insertJobs(session, ctx.sql, inserts, now, ctx.history, "enqueued");
     await session.step("jobs inserted");
 
     const byId = new Map(inserts.map((insert, i) => [insert.job.id, { insert, outcome: outcomes[i]! }]));

@@ -4,6 +4,7 @@ import {
   type JobState,
   type JobSummary,
   type QueryRow,
+  type RetryDisposition,
   type Tag,
   dependencyModeFromCode,
   jobStateFromCode,
@@ -11,13 +12,14 @@ import {
 
 // How rows become contract records, and the transition log every state move appends to. Tags
 // and parent ids are stored as JSON text on the job row (tags as [key, value] pairs, in the
-// order the job got them). States and dependency modes are stored as the contract's codes
-// (`JOB_STATE_CODES`, `DEPENDENCY_MODE_CODES`), interpolated into the SQL text where it names one.
+// order the job got them), and so is a retry policy. States, dependency modes and transition
+// causes are stored as the contract's codes (`JOB_STATE_CODES`, `DEPENDENCY_MODE_CODES`,
+// `TRANSITION_CAUSE_CODES`), interpolated into the SQL text where it names one.
 
 /** The columns of a job summary, for `SELECT` lists over `S.jobs j`. */
 export const SUMMARY_COLUMNS = `j.seq, j.id, j.job_name, j.queue, j.state, j.due_at, j.attempt, j.releases, j.lease_owner,
   j.lease_expires_at, j.cancel_requested_by, j.enqueued_at, j.terminal_at, j.terminal_cause, j.parent_ids,
-  j.dependency_mode, j.tags, j.trace_context, j.schedule_id, j.workflow_id`;
+  j.dependency_mode, j.tags, j.trace_context, j.schedule_id, j.workflow_id, j.retry`;
 
 /** Tags as stored: `[["key","value"], …]`, or `null` for none. */
 export function encodeTags(tags: readonly Tag[]): string | null {
@@ -38,6 +40,21 @@ export function encodeIds(ids: readonly string[]): string | null {
 /** Parent ids from their stored JSON text. */
 export function decodeIds(text: unknown): string[] {
   return typeof text === "string" ? (JSON.parse(text) as string[]) : [];
+}
+
+/**
+ * A retry policy as stored (jobs and schedules): compact JSON `[maxAttempts, delay, …]` — the
+ * row carries it through every update, so it takes as few bytes as it can — or `null` for none.
+ */
+export function encodeRetry(retry: RetryDisposition | null | undefined): string | null {
+  return retry == null ? null : JSON.stringify([retry.maxAttempts, ...retry.delaysMs]);
+}
+
+/** A retry policy from its stored text, or from that text already parsed (a claim embeds it as JSON). */
+export function decodeRetry(stored: unknown): RetryDisposition | null {
+  if (stored == null) return null;
+  const [maxAttempts, ...delaysMs] = (typeof stored === "string" ? JSON.parse(stored) : stored) as number[];
+  return { maxAttempts: maxAttempts!, delaysMs };
 }
 
 /**
@@ -78,6 +95,7 @@ export function toSummary(row: QueryRow): JobSummary {
     traceContext: (row["trace_context"] as string | null) ?? null,
     scheduleId: (row["schedule_id"] as string | null) ?? null,
     workflowId: (row["workflow_id"] as string | null) ?? null,
+    retry: decodeRetry(row["retry"]),
   };
 }
 
@@ -89,7 +107,7 @@ export function toRecord(row: QueryRow): JobRecord {
 /**
  * A claimed job from the positional JSON array a claim statement builds:
  * [seq, id, job_name, queue, payload, attempt, releases, due_at, enqueued_at, lease_expires_at,
- *  tags, parent_ids, dependency_mode, trace_context, schedule_id, workflow_id].
+ *  tags, parent_ids, dependency_mode, trace_context, schedule_id, workflow_id, retry (as JSON)].
  */
 export function toClaimed(tuple: readonly unknown[]): ClaimedJob {
   return {
@@ -109,18 +127,31 @@ export function toClaimed(tuple: readonly unknown[]): ClaimedJob {
     traceContext: (tuple[13] as string | null) ?? null,
     scheduleId: (tuple[14] as string | null) ?? null,
     workflowId: (tuple[15] as string | null) ?? null,
+    retry: decodeRetry(tuple[16]),
   };
+}
+
+/** What a transition records besides its state: why (an SQL expression for its cause code), by which worker, with what detail. */
+export interface TransitionWrite {
+  /** The cause code: `TRANSITION_CAUSE_CODES` interpolated, or an expression choosing among them. */
+  readonly cause: string;
+  /** The writing worker's id (an SQL expression); `NULL` for writes no worker made. */
+  readonly worker?: string;
+  /** The failure detail (an SQL expression). */
+  readonly detail?: string;
 }
 
 /**
  * SQL appending the transition rows of `source` (a CTE with seq, transition_count, state and
- * attempt) and dropping each job's entries beyond the cap. `$history` and `$cap` are parameter
- * placeholders; `at` is an SQL expression for the instant; `detail` one for the failure detail.
+ * attempt, and whatever `write`'s expressions read as `s.…`) and dropping each job's entries
+ * beyond the cap. `$history` and `$cap` are parameter placeholders; `at` is an SQL expression for
+ * the instant. The cause and the worker ride the same insert: no statement of their own.
  */
-export function transitionCtes(S: string, source: string, at: string, history: string, cap: string, detail = "NULL"): string {
+export function transitionCtes(S: string, source: string, at: string, history: string, cap: string, write: TransitionWrite): string {
   return `log_${source} AS (
-    INSERT INTO ${S}.transitions (xid, job_seq, ordinal, at, state, attempt, failure_detail)
-    SELECT pg_current_xact_id(), s.seq, s.transition_count, ${at}, s.state, s.attempt, ${detail}
+    INSERT INTO ${S}.transitions (xid, job_seq, ordinal, at, state, attempt, failure_detail, cause, worker_id)
+    SELECT pg_current_xact_id(), s.seq, s.transition_count, ${at}, s.state, s.attempt, ${write.detail ?? "NULL"}, ${write.cause},
+           ${write.worker ?? "NULL"}
     FROM ${source} s WHERE ${history}
     ORDER BY s.seq
   ),

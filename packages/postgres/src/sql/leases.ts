@@ -7,12 +7,13 @@ import {
   type ReleaseRequest,
   type ReleaseResult,
   JOB_STATE_CODES,
+  TRANSITION_CAUSE_CODES,
   clampToBound,
   leaseExpiryDisposition,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import { type EndedParent, resolveChildren } from "./children.js";
-import { transitionCtes } from "./jobs.js";
+import { decodeRetry, transitionCtes } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 
@@ -89,7 +90,7 @@ released AS (
     AND j.state = c.state AND j.lease_owner = $3 AND j.attempt = c.attempt AND j.lease_expires_at > $4
   RETURNING j.seq, j.id, j.queue, j.state, j.attempt, j.transition_count, c.ord
 ),
-${transitionCtes(S, "released", "$4", "(SELECT $5::boolean)", "$6")}
+${transitionCtes(S, "released", "$4", "(SELECT $5::boolean)", "$6", { cause: `${TRANSITION_CAUSE_CODES.released}`, worker: "$3" })}
 SELECT r.ord, e.queue FROM r LEFT JOIN released e ON e.ord = r.ord ORDER BY r.ord`;
 
 /** See `JobStore.release`. A job named twice is released by the first row; the second is stale. */
@@ -138,7 +139,9 @@ export async function release(ctx: StoreContext, request: ReleaseRequest): Promi
  * each lease is disposed of exactly once, and no heartbeat, outcome or release can change them
  * before this transaction ends. Each queue's leases are read from the leased-jobs index in expiry
  * order under a LIMIT; a lease renewed since the statement's snapshot is re-checked on the row's
- * latest version when it is locked, and is then no longer a candidate.
+ * latest version when it is locked, and is then no longer a candidate. Each comes with what the
+ * decision and its transition need: the attempt counts, a pending cancel request, the job's own
+ * retry policy (read here and at claims only) and the owner of the lease that lapsed.
  */
 export const LOCK_EXPIRED_LEASES = (S: string) => `
 WITH served AS (
@@ -146,9 +149,9 @@ WITH served AS (
   UNION
   SELECT unnest($1::text[])
 )
-SELECT c.seq, c.id, c.queue, c.attempt, c.releases, c.cancel_requested_by, c.has_children
+SELECT c.seq, c.id, c.queue, c.attempt, c.releases, c.cancel_requested_by, c.has_children, c.retry, c.lease_owner
 FROM served s CROSS JOIN LATERAL (
-  SELECT j.seq, j.id, j.queue, j.attempt, j.releases, j.cancel_requested_by, j.has_children, j.lease_expires_at
+  SELECT j.seq, j.id, j.queue, j.attempt, j.releases, j.cancel_requested_by, j.has_children, j.retry, j.lease_owner, j.lease_expires_at
   FROM ${S}.jobs j
   WHERE j.queue = s.queue AND j.state = ${STATE.leased} AND j.lease_expires_at <= $2
   ORDER BY j.lease_expires_at, j.seq
@@ -161,12 +164,13 @@ LIMIT $3`;
 /**
  * Writes the decided dispositions of locked leases by primary key: the new state, the due time
  * (kept where none is given), the terminal cause (none for a rescheduled job), and the
- * transitions. The rows have been this transaction's since they were locked, so the expiry is
- * not checked again.
+ * transitions, which name the owner of the lease that lapsed (`$8`, read when the rows were
+ * locked: the update clears it). The rows have been this transaction's since they were locked,
+ * so the expiry is not checked again.
  */
 export const DISPOSE_LEASES = (S: string) => `
 WITH d AS (
-  SELECT * FROM unnest($1::bigint[], $2::int2[], $3::bigint[], $4::text[]) AS d(seq, state, due_at, terminal_cause)
+  SELECT * FROM unnest($1::bigint[], $2::int2[], $3::bigint[], $4::text[], $8::text[]) AS d(seq, state, due_at, terminal_cause, owner)
 ),
 expired AS (
   UPDATE ${S}.jobs j SET
@@ -178,9 +182,9 @@ expired AS (
     transition_count = j.transition_count + 1
   FROM d
   WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM d x)) AND j.seq = d.seq
-  RETURNING j.seq, j.state, j.attempt, j.transition_count
+  RETURNING j.seq, j.state, j.attempt, j.transition_count, d.owner
 ),
-${transitionCtes(S, "expired", "$5", "$6", "$7")}
+${transitionCtes(S, "expired", "$5", "$6", "$7", { cause: `${TRANSITION_CAUSE_CODES.leaseExpired}`, worker: "s.owner" })}
 SELECT count(*) AS expired FROM expired`;
 
 /** See `JobStore.expireLeases`. */
@@ -195,7 +199,12 @@ export async function expireLeases(ctx: StoreContext, request: ExpireLeasesReque
     if (leases.length === 0) return [];
     await session.step("leases locked");
     const decided = leases.map((row) => {
-      const job = { attempt: row["attempt"] as number, releases: row["releases"] as number, cancelRequestedBy: (row["cancel_requested_by"] as string | null) ?? null };
+      const job = {
+        attempt: row["attempt"] as number,
+        releases: row["releases"] as number,
+        cancelRequestedBy: (row["cancel_requested_by"] as string | null) ?? null,
+        retry: decodeRetry(row["retry"]),
+      };
       return { row, disposition: leaseExpiryDisposition(job, retry, now) };
     });
     await session.query(ctx.sql.get("disposeLeases", DISPOSE_LEASES), [
@@ -206,6 +215,7 @@ export async function expireLeases(ctx: StoreContext, request: ExpireLeasesReque
       now,
       ctx.history,
       ctx.bounds.transitionsPerJob,
+      decided.map(({ row }) => row["lease_owner"]),
     ]);
     await session.step("leases expired");
     const ended: EndedParent[] = [];

@@ -8,6 +8,7 @@ import {
   type RequeueResult,
   type SetConcurrencyLimitRequest,
   JOB_STATE_CODES,
+  TRANSITION_CAUSE_CODES,
   isTerminalState,
   terminalCauseSql,
 } from "@belay/contract";
@@ -29,7 +30,7 @@ WITH cancelled AS (
   WHERE j.seq = $1
   RETURNING j.seq, j.state, j.attempt, j.transition_count
 ),
-${transitionCtes(S, "cancelled", "$2", "$4", "$5")}
+${transitionCtes(S, "cancelled", "$2", "$4", "$5", { cause: `${TRANSITION_CAUSE_CODES.operatorCancelled}` })}
 SELECT count(*) FROM cancelled`;
 
 /** See `JobStore.cancelJob`. */
@@ -68,7 +69,7 @@ WITH requeued AS (
   WHERE j.id = $1 AND j.state IN (${STATE.deadLettered}, ${STATE.quarantined})
   RETURNING j.seq, j.queue, j.state, j.attempt, j.transition_count
 ),
-${transitionCtes(S, "requeued", "$2", "$3", "$4")}
+${transitionCtes(S, "requeued", "$2", "$3", "$4", { cause: `${TRANSITION_CAUSE_CODES.requeued}` })}
 SELECT seq, queue FROM requeued`;
 
 const STATE_OF = (S: string) => `SELECT state FROM ${S}.jobs WHERE id = $1`;

@@ -4,10 +4,13 @@ import {
   type OutcomeResult,
   type Rejection,
   type ReportOutcomesRequest,
+  type JobState,
   JOB_STATE_CODES,
+  TRANSITION_CAUSE_CODES,
   boundRejection,
   failureDetailText,
   normalizeTags,
+  outcomeCause,
   terminalCauseSql,
   utf8ByteLength,
 } from "@belay/contract";
@@ -23,9 +26,29 @@ const OUTCOME_TYPES = ["succeeded", "failed", "cancelled", "unroutable"] as cons
 const KINDS = Object.fromEntries(OUTCOME_TYPES.map((type, code) => [type, code])) as Readonly<Record<Outcome["type"], number>>;
 
 /**
+ * The transition cause of an applied outcome as an SQL expression over its kind and the state the
+ * job entered: the contract's `outcomeCause`, tabulated (per kind, the cause of each state that
+ * differs from the kind's most common one).
+ */
+function outcomeCauseSql(kind: string, state: string): string {
+  const states = Object.keys(STATE) as JobState[];
+  const branches = OUTCOME_TYPES.map((type) => {
+    const causes = states.map((s) => [s, TRANSITION_CAUSE_CODES[outcomeCause(type, s)]] as const);
+    const counts = new Map<number, number>();
+    for (const [, code] of causes) counts.set(code, (counts.get(code) ?? 0) + 1);
+    const usual = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+    const special = causes.filter(([, code]) => code !== usual);
+    const value = special.length === 0 ? `${usual}` : `CASE ${state} ${special.map(([s, code]) => `WHEN ${STATE[s]} THEN ${code}`).join(" ")} ELSE ${usual} END`;
+    return `WHEN ${KINDS[type]} THEN ${value}`;
+  });
+  return `CASE ${kind} ${branches.join(" ")} END`;
+}
+
+/**
  * A batch of outcomes is one statement: each row is fenced (leased by that worker, at that
  * attempt, lease alive at now) by the UPDATE itself, so a concurrent expiry or report is
- * re-checked under the row lock; output, added tags and transitions ride the same statement.
+ * re-checked under the row lock; output, added tags and transitions (with their cause and the
+ * reporting worker) ride the same statement.
  *
  * Children: a job that ends and has children must resolve their latches in the same
  * transaction. Called in autocommit (`$14` true), the statement aborts itself (SQLSTATE BLY01)
@@ -94,7 +117,7 @@ ended AS (
     -- the planner cannot trade the primary-key probes for a walk of the leased-jobs index.
     AND j.state = c.state AND j.lease_owner = c.worker_id AND j.attempt = c.attempt AND j.lease_expires_at > $11
   RETURNING j.seq, j.id, j.queue, j.state, j.due_at, j.attempt, j.has_children, j.transition_count,
-            c.ord, c.kind, c.detail, c.output, c.add_tags
+            c.ord, c.kind, c.detail, c.output, c.add_tags, c.worker_id
 ),
 outputs AS (
   INSERT INTO ${S}.job_outputs (job_seq, output)
@@ -108,7 +131,11 @@ added_tags AS (
   WHERE e.add_tags IS NOT NULL
   ON CONFLICT DO NOTHING
 ),
-${transitionCtes(S, "ended", "$11", "(SELECT $12::boolean)", "$13", `CASE WHEN s.kind = ${KINDS.failed} THEN s.detail END`)}
+${transitionCtes(S, "ended", "$11", "(SELECT $12::boolean)", "$13", {
+  cause: outcomeCauseSql("s.kind", "s.state"),
+  worker: "s.worker_id",
+  detail: `CASE WHEN s.kind = ${KINDS.failed} THEN s.detail END`,
+})}
 SELECT r.ord, e.state, e.queue, e.due_at, e.seq, e.id, e.has_children, (c.seq IS NOT NULL) AS fenced, c.tag_count,
        ${S}.retry_in_transaction($14 AND EXISTS (SELECT 1 FROM ended x WHERE x.has_children AND x.state >= ${STATE.succeeded})) AS handover
 FROM r LEFT JOIN cur c ON c.ord = r.ord LEFT JOIN ended e ON e.ord = r.ord
@@ -159,7 +186,7 @@ export async function reportOutcomes(ctx: StoreContext, request: ReportOutcomesR
       ? failureDetailText(report.outcome.failureDetail, ctx.bounds.failureDetailBytes)
       : null;
 
-  const attempt = (mode: "autocommit" | "transaction") =>
+  const applyBatch = (mode: "autocommit" | "transaction") =>
     ctx.executor.run("reportOutcomes", mode, async (session) => {
       const due = new DueQueues(now);
       const results: OutcomeResult[] = new Array(reports.length);
@@ -184,19 +211,19 @@ export async function reportOutcomes(ctx: StoreContext, request: ReportOutcomesR
         ]);
         for (const [i, row] of rows.entries()) {
           const { index, report, rejection } = batch[i]!;
-          const { jobId } = report;
+          const { jobId, attempt } = report;
           if (row["state"] !== null) {
             const state = row["state"] as number;
-            results[index] = { jobId, status: "applied", state: stateOf(state) };
+            results[index] = { jobId, attempt, status: "applied", state: stateOf(state) };
             due.add(row["queue"] as string, state, row["due_at"] as number);
             if (state >= STATE.succeeded && row["has_children"] === true) ended.push({ seq: row["seq"] as number, id: jobId, state });
           } else if (row["fenced"] === true && rejection !== null) {
-            results[index] = { jobId, status: "rejected", rejection };
+            results[index] = { jobId, attempt, status: "rejected", rejection };
           } else if (row["fenced"] === true && (row["tag_count"] as number) > ctx.bounds.tagsPerJob) {
             const rejected = boundRejection("BELAY_TOO_MANY_TAGS", "addTags", ctx.bounds.tagsPerJob, row["tag_count"] as number);
-            results[index] = { jobId, status: "rejected", rejection: rejected };
+            results[index] = { jobId, attempt, status: "rejected", rejection: rejected };
           } else {
-            results[index] = { jobId, status: "stale" };
+            results[index] = { jobId, attempt, status: "stale" };
           }
         }
       }
@@ -205,12 +232,12 @@ export async function reportOutcomes(ctx: StoreContext, request: ReportOutcomesR
       return { results, due };
     });
 
-  let outcome: Awaited<ReturnType<typeof attempt>>;
+  let outcome: Awaited<ReturnType<typeof applyBatch>>;
   try {
-    outcome = await attempt(batches.length > 1 ? "transaction" : "autocommit");
+    outcome = await applyBatch(batches.length > 1 ? "transaction" : "autocommit");
   } catch (error) {
     if (sqlState(error) !== "BLY01") throw error;
-    outcome = await attempt("transaction");
+    outcome = await applyBatch("transaction");
   }
   ctx.hint(outcome.due.queues);
   return outcome.results;

@@ -9,10 +9,11 @@ import {
   decodeSeqCursor,
   encodeSeqCursor,
   isTerminalState,
+  transitionCauseFromCode,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { adHoc } from "../session.js";
-import { filterConditions } from "./filters.js";
+import { filterSql } from "./filters.js";
 import { SUMMARY_COLUMNS, decodeIds, stateOf, toRecord, toSummary } from "./jobs.js";
 
 // Monitoring reads: each runs on its own in autocommit, so it sees committed effects only and
@@ -35,7 +36,7 @@ export async function getJobOutput(ctx: StoreContext, jobId: string): Promise<st
 }
 
 const GET_HISTORY = (S: string) => `
-SELECT t.ordinal, t.position, t.at, t.state, t.attempt, t.failure_detail
+SELECT t.ordinal, t.position, t.at, t.state, t.cause, t.worker_id, t.attempt, t.failure_detail
 FROM ${S}.jobs j JOIN ${S}.transitions t ON t.job_seq = j.seq
 WHERE j.id = $1 ORDER BY t.ordinal`;
 
@@ -48,26 +49,36 @@ export async function getJobHistory(ctx: StoreContext, jobId: string): Promise<T
     position: row["position"] as number,
     at: row["at"] as number,
     state: stateOf(row["state"]),
+    cause: transitionCauseFromCode((row["cause"] as number | null) ?? null),
+    workerId: (row["worker_id"] as string | null) ?? null,
     attempt: row["attempt"] as number,
     failureDetail: (row["failure_detail"] as string | null) ?? null,
   }));
 }
 
-/** See `JobStore.listJobs`: keyset pages over seq, in either direction. */
-export async function listJobs(ctx: StoreContext, request: ListJobsRequest): Promise<JobPage> {
-  const S = ctx.sql.schema;
-  const limit = clampToBound(request.limit ?? ctx.bounds.monitorPage, ctx.bounds.monitorPage);
+/**
+ * The statement of one listing page: keyset over seq in either direction, `limit + 1` rows (the
+ * extra one tells whether a next page exists). Built per call from the filter (never prepared).
+ */
+export function listJobsQuery(S: string, request: ListJobsRequest, limit: number): { text: string; values: unknown[] } {
   const descending = request.order === "newestFirst";
   const values: unknown[] = [];
-  const conditions = filterConditions(S, request, values);
+  const { from, conditions } = filterSql(S, request, values);
   if (request.after !== undefined) {
     values.push(decodeSeqCursor(request.after));
     conditions.push(`j.seq ${descending ? "<" : ">"} $${values.length}`);
   }
   values.push(limit + 1);
-  const text = `SELECT ${SUMMARY_COLUMNS} FROM ${S}.jobs j
+  const text = `SELECT ${SUMMARY_COLUMNS} FROM ${from}
     ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""}
     ORDER BY j.seq ${descending ? "DESC" : "ASC"} LIMIT $${values.length}`;
+  return { text, values };
+}
+
+/** See `JobStore.listJobs`: keyset pages over seq, in either direction. */
+export async function listJobs(ctx: StoreContext, request: ListJobsRequest): Promise<JobPage> {
+  const limit = clampToBound(request.limit ?? ctx.bounds.monitorPage, ctx.bounds.monitorPage);
+  const { text, values } = listJobsQuery(ctx.sql.schema, request, limit);
   const rows = await ctx.executor.run("listJobs", "autocommit", (s) => s.query(adHoc(text), values));
   const jobs = rows.slice(0, limit).map(toSummary);
   const last = jobs.at(-1);

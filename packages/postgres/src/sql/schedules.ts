@@ -18,18 +18,19 @@ import {
 import { DueQueues, type StoreContext } from "../context.js";
 import { appendAudit } from "./audit.js";
 import { type PlannedInsert, insertJobs } from "./enqueue.js";
-import { decodeTags } from "./jobs.js";
+import { decodeRetry, decodeTags, encodeRetry } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 
-// A new schedule starts its cursor at now; a redefinition replaces every field but the cursor,
-// the skipped ticks and the creation time.
+// A new schedule starts its cursor at now; a redefinition replaces every field (the retry policy
+// too: omitted or null is none) but the cursor, the skipped ticks and the creation time.
 const UPSERT_SCHEDULE = (S: string) => `
-INSERT INTO ${S}.schedules AS s (id, cron, time_zone, job_name, queue, payload, tags, catch_up, no_overlap, cursor, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $10)
+INSERT INTO ${S}.schedules AS s (id, cron, time_zone, job_name, queue, payload, tags, catch_up, no_overlap, retry, cursor,
+                                  created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $10, $10, $10)
 ON CONFLICT (id) DO UPDATE SET cron = EXCLUDED.cron, time_zone = EXCLUDED.time_zone, job_name = EXCLUDED.job_name,
   queue = EXCLUDED.queue, payload = EXCLUDED.payload, tags = EXCLUDED.tags, catch_up = EXCLUDED.catch_up,
-  no_overlap = EXCLUDED.no_overlap, updated_at = EXCLUDED.updated_at
+  no_overlap = EXCLUDED.no_overlap, retry = EXCLUDED.retry, updated_at = EXCLUDED.updated_at
 RETURNING s.cursor, (s.xmax = 0) AS created`;
 
 /** See `JobStore.upsertSchedule`; the definition is already validated. */
@@ -48,6 +49,7 @@ export async function upsertSchedule(ctx: StoreContext, request: UpsertScheduleR
       schedule.catchUp,
       schedule.noOverlap,
       now,
+      encodeRetry(schedule.retry),
     ]);
     await session.step("schedule written");
     return rows;
@@ -68,7 +70,7 @@ export async function removeSchedule(ctx: StoreContext, request: { readonly sche
 
 // hasLiveInstance probes the (schedule_id, state) index once per schedule for a job that is not
 // terminal — a scalar subquery with LIMIT, which the planner cannot turn into a scan of all jobs.
-const SCHEDULE_COLUMNS = (S: string) => `s.id, s.cron, s.time_zone, s.job_name, s.queue, s.tags, s.catch_up, s.no_overlap,
+const SCHEDULE_COLUMNS = (S: string) => `s.id, s.cron, s.time_zone, s.job_name, s.queue, s.tags, s.catch_up, s.no_overlap, s.retry,
   s.cursor, array_to_json(s.skipped_ticks)::text AS skipped_ticks, s.created_at, s.updated_at,
   (SELECT true FROM ${S}.jobs j WHERE j.schedule_id = s.id AND j.state < ${STATE.succeeded} LIMIT 1) IS NOT NULL AS live`;
 
@@ -87,6 +89,7 @@ function toScheduleRecord(row: QueryRow): ScheduleRecord {
     tags: decodeTags(row["tags"]),
     catchUp: row["catch_up"] as CatchUpPolicy,
     noOverlap: row["no_overlap"] as boolean,
+    retry: decodeRetry(row["retry"]),
     cursor: row["cursor"] as number,
     skippedTicks: JSON.parse(row["skipped_ticks"] as string) as number[],
     hasLiveInstance: row["live"] as boolean,
@@ -115,7 +118,7 @@ export const MOVE_CURSOR = (S: string) => `
 UPDATE ${S}.schedules SET cursor = $3,
   skipped_ticks = (skipped_ticks || $4::bigint[])[greatest(1, cardinality(skipped_ticks || $4::bigint[]) - $5 + 1):]
 WHERE id = $1 AND cursor = $2
-RETURNING id, job_name, queue, payload, tags`;
+RETURNING id, job_name, queue, payload, tags, retry`;
 
 const CURSOR_OF = (S: string) => `SELECT cursor FROM ${S}.schedules WHERE id = $1`;
 
@@ -130,6 +133,7 @@ function instance(schedule: QueryRow, id: string, dueAt: number): PlannedInsert 
     dependencyMode: "onSuccess",
     tags: decodeTags(schedule["tags"]),
     traceContext: null,
+    retry: decodeRetry(schedule["retry"]),
   };
   return { job, state: STATE.scheduled, parentsRemaining: 0, terminalCause: null, scheduleId: schedule["id"] as string, workflowId: null };
 }
@@ -157,7 +161,7 @@ export async function mintDue(ctx: StoreContext, request: MintDueRequest): Promi
       }
       await session.step(`cursor of ${scheduleId} moved`);
       const planned = [...new Set(decision.mint)].map((tick) => instance(schedule, scheduledJobId(scheduleId, tick), tick));
-      const outcomes = await insertJobs(session, ctx.sql, planned, now, ctx.history);
+      const outcomes = await insertJobs(session, ctx.sql, planned, now, ctx.history, "minted");
       const jobIds = planned.filter((_, i) => outcomes[i]!.seq !== null).map((p) => p.job.id);
       for (const p of planned) due.add(p.job.queue, STATE.scheduled, p.job.dueAt);
       await session.step(`ticks of ${scheduleId} minted`);
@@ -169,7 +173,7 @@ export async function mintDue(ctx: StoreContext, request: MintDueRequest): Promi
   return results;
 }
 
-const SCHEDULE_FOR_TRIGGER = (S: string) => `SELECT id, job_name, queue, payload, tags FROM ${S}.schedules WHERE id = $1 FOR SHARE`;
+const SCHEDULE_FOR_TRIGGER = (S: string) => `SELECT id, job_name, queue, payload, tags, retry FROM ${S}.schedules WHERE id = $1 FOR SHARE`;
 
 /** See `JobStore.triggerSchedule`. */
 export async function triggerSchedule(
@@ -181,7 +185,7 @@ export async function triggerSchedule(
   const result = await ctx.executor.run("triggerSchedule", "transaction", async (session): Promise<TriggerScheduleResult> => {
     const [schedule] = await session.query(ctx.sql.get("scheduleForTrigger", SCHEDULE_FOR_TRIGGER), [scheduleId]);
     if (schedule === undefined) return { status: "notFound" };
-    const [outcome] = await insertJobs(session, ctx.sql, [instance(schedule, jobId, now)], now, ctx.history);
+    const [outcome] = await insertJobs(session, ctx.sql, [instance(schedule, jobId, now)], now, ctx.history, "triggered");
     if (outcome!.seq === null) return { status: "triggered", jobId };
     queue = schedule["queue"] as string;
     await session.step("instance minted");

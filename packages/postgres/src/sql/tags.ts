@@ -11,22 +11,27 @@ import {
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { adHoc } from "../session.js";
-import { filterConditions } from "./filters.js";
+import { filterSql } from "./filters.js";
 
-/** See `JobStore.facetTags`: distinct jobs per value, count descending then value in code-point order. */
-export async function facetTags(ctx: StoreContext, request: FacetRequest): Promise<FacetValue[]> {
-  const S = ctx.sql.schema;
+/** The statement of a facet: distinct jobs per value of `request.key` within the scope (built per call, never prepared). */
+export function facetTagsQuery(S: string, request: FacetRequest): { text: string; values: unknown[] } {
   const values: unknown[] = [request.key];
-  const conditions = request.scope === undefined ? [] : filterConditions(S, request.scope, values);
+  const { from, conditions } = request.scope === undefined ? { from: `${S}.jobs j`, conditions: [] } : filterSql(S, request.scope, values);
   let limit = "";
   if (request.max !== undefined) {
     values.push(Math.floor(request.max));
     limit = `LIMIT $${values.length}`;
   }
   const text = `SELECT t.value, count(*) AS count
-    FROM ${S}.job_tags t JOIN ${S}.jobs j ON j.seq = t.job_seq
+    FROM ${S}.job_tags t JOIN ${from} ON j.seq = t.job_seq
     WHERE t.key = $1 ${conditions.map((c) => `AND ${c}`).join(" ")}
     GROUP BY t.value ORDER BY count(*) DESC, t.value ${limit}`;
+  return { text, values };
+}
+
+/** See `JobStore.facetTags`: distinct jobs per value, count descending then value in code-point order. */
+export async function facetTags(ctx: StoreContext, request: FacetRequest): Promise<FacetValue[]> {
+  const { text, values } = facetTagsQuery(ctx.sql.schema, request);
   const rows = await ctx.executor.run("facetTags", "autocommit", (s) => s.query(adHoc(text), values));
   return rows.map((row) => ({ value: row["value"] as string, count: row["count"] as number }));
 }

@@ -72,7 +72,7 @@ async function insertWorkflow(
       states.set(job.id, initial.state);
       return { job, ...initial, scheduleId: null, workflowId: workflow.id };
     });
-    const outcomes = await insertJobs(session, ctx.sql, planned, now, ctx.history);
+    const outcomes = await insertJobs(session, ctx.sql, planned, now, ctx.history, "enqueued");
     const raced = planned.find((_, i) => outcomes[i]!.seq === null);
     if (raced !== undefined) {
       // Another writer took a member's id after the check: refuse the whole workflow.

@@ -26,6 +26,8 @@ const OPERATION_FILES = [
   "observers.ts",
   "operator.ts",
   "outcomes.ts",
+  "promise-rows.ts",
+  "promise-scans.ts",
   "reads.ts",
   "retention.ts",
   "schedules.ts",

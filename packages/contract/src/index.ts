@@ -238,3 +238,4 @@ export {
   assertClaimObserverDeliveriesRequest,
   assertReportObserverDeliveriesRequest,
 } from "./requests.js";
+export * from "./promises/index.js";

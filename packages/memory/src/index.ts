@@ -5,3 +5,4 @@
 export { MemoryStore } from "./memory-store.js";
 export type { MemoryStoreOptions } from "./memory-store-config.js";
 export { MemoryTransaction } from "./memory-transaction.js";
+export { MemoryPromiseStore } from "./memory-promise-store.js";

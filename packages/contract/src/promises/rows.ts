@@ -1,0 +1,156 @@
+import type { Instant } from "../job.js";
+import type { PromiseState, PromiseValue, TaskState } from "./records.js";
+
+// What a promise store keeps: plain rows, no rules. The rules live in the machine
+// (`machine.ts`), which reads rows a store loaded inside its transaction and answers with the
+// rows to write (`PromiseEffects`); the store writes them in the same transaction.
+
+/** A stored promise. While `pending`, `timeoutAt` is its deadline timer (an index on it is the timeout scan). */
+export interface PromiseRow {
+  readonly id: string;
+  readonly state: PromiseState;
+  readonly param: PromiseValue;
+  readonly value: PromiseValue;
+  readonly tags: Readonly<Record<string, string>>;
+  readonly timeoutAt: Instant;
+  readonly createdAt: Instant;
+  readonly settledAt: Instant | null;
+}
+
+/** A stored task (same id as its promise). `timerAt` is its one timer: pending → retry dispatch, acquired → lease expiry, else `null`. */
+export interface TaskRow {
+  readonly id: string;
+  readonly state: TaskState;
+  readonly version: number;
+  readonly resumes: number;
+  readonly pid: string | null;
+  readonly ttl: number | null;
+  readonly timerAt: Instant | null;
+}
+
+/** A suspended (or running) task waiting on a promise: `awaiter`'s task resumes when `awaited` settles. */
+export interface CallbackRow {
+  readonly awaited: string;
+  readonly awaiter: string;
+}
+
+/** A client waiting on a promise at `address`: it gets an `unblock` message when the promise settles. */
+export interface ListenerRow {
+  readonly promiseId: string;
+  readonly address: string;
+}
+
+/** A stored schedule of promises; `nextRunAt` is its timer. */
+export interface PromiseScheduleRow {
+  readonly id: string;
+  readonly cron: string;
+  readonly promiseId: string;
+  readonly promiseTimeout: number;
+  readonly promiseParam: PromiseValue;
+  readonly promiseTags: Readonly<Record<string, string>>;
+  readonly createdAt: Instant;
+  readonly nextRunAt: Instant;
+  readonly lastRunAt: Instant | null;
+}
+
+/**
+ * One message waiting in the outbox. Keyed: one `execute` per task (a newer version replaces it),
+ * one `unblock` per (promise, address). `availableAt` is when it may be taken (again);
+ * `revision` rises on every write and take, so an acknowledgement of an older take never
+ * deletes a newer message.
+ */
+export type OutboxRow =
+  | {
+      readonly kind: "execute";
+      readonly id: string;
+      readonly address: string;
+      readonly version: number;
+      readonly availableAt: Instant;
+      readonly revision: number;
+    }
+  | {
+      readonly kind: "unblock";
+      readonly id: string;
+      readonly address: string;
+      readonly version: 0;
+      readonly availableAt: Instant;
+      readonly revision: number;
+    };
+
+/** An outbox entry to write: an `execute` upserts its task's entry, an `unblock` is inserted once. */
+export type OutboxWrite =
+  | { readonly kind: "execute"; readonly id: string; readonly address: string; readonly version: number; readonly availableAt: Instant }
+  | { readonly kind: "unblock"; readonly id: string; readonly address: string; readonly availableAt: Instant };
+
+// ---- what the machine asks a store to load --------------------------------------------------
+
+/**
+ * A set of rows the machine needs, loaded inside the operation's transaction. A SQL store locks
+ * what it loads for update (except `branch`, which only feeds preloads), so nothing it decides on
+ * can change before it commits.
+ */
+export type RowKey =
+  | { readonly kind: "promise"; readonly id: string }
+  | { readonly kind: "awaiters"; readonly promiseId: string }
+  | { readonly kind: "listeners"; readonly promiseId: string }
+  | { readonly kind: "branch"; readonly branch: string }
+  | { readonly kind: "schedule"; readonly id: string };
+
+/** Rows a store loaded for a set of keys. */
+export interface LoadedRows {
+  /** For each `promise` key: the promise (or `null`) and its task (or `null`). */
+  readonly promises: readonly { readonly id: string; readonly promise: PromiseRow | null; readonly task: TaskRow | null }[];
+  /**
+   * For each `awaiters` key: the awaiter ids of the callbacks on the promise, and for each awaiter
+   * its promise and task (also loaded as if by a `promise` key).
+   */
+  readonly awaiters: readonly { readonly promiseId: string; readonly awaiters: readonly string[] }[];
+  readonly listeners: readonly { readonly promiseId: string; readonly addresses: readonly string[] }[];
+  /** For each `branch` key: every promise with that `resonate:branch` tag. */
+  readonly branches: readonly { readonly branch: string; readonly promises: readonly PromiseRow[] }[];
+  readonly schedules: readonly { readonly id: string; readonly schedule: PromiseScheduleRow | null }[];
+}
+
+// ---- what the machine asks a store to write -------------------------------------------------
+
+/**
+ * The writes of one operation, applied by the store in the same transaction, in this order:
+ * deletions, then rows. A row in `promises`/`tasks`/`schedules` is written whole: inserted when
+ * `insert` (a unique violation means a concurrent creator won: rerun the operation), else updated.
+ */
+export interface PromiseEffects {
+  readonly promises: readonly { readonly row: PromiseRow; readonly insert: boolean }[];
+  readonly tasks: readonly { readonly row: TaskRow; readonly insert: boolean }[];
+  /** Every callback on these promises (awaited) goes. */
+  readonly callbacksOnDeleted: readonly string[];
+  /** Every callback of these awaiters goes. */
+  readonly callbacksOfDeleted: readonly string[];
+  /** Inserted unless present. */
+  readonly callbacksAdded: readonly CallbackRow[];
+  /** Every listener on these promises goes. */
+  readonly listenersDeleted: readonly string[];
+  /** Inserted unless present. */
+  readonly listenersAdded: readonly ListenerRow[];
+  /** The `execute` entries of these tasks go. */
+  readonly executesDeleted: readonly string[];
+  readonly outbox: readonly OutboxWrite[];
+  readonly schedules: readonly { readonly row: PromiseScheduleRow; readonly insert: boolean }[];
+  readonly schedulesDeleted: readonly string[];
+}
+
+/** Whether `effects` writes nothing. */
+export function noEffects(effects: PromiseEffects): boolean {
+  return (
+    effects.promises.length === 0 &&
+    effects.tasks.length === 0 &&
+    effects.callbacksOnDeleted.length === 0 &&
+    effects.callbacksOfDeleted.length === 0 &&
+    effects.callbacksAdded.length === 0 &&
+    effects.listenersDeleted.length === 0 &&
+    effects.listenersAdded.length === 0 &&
+    effects.executesDeleted.length === 0 &&
+    effects.outbox.length === 0 &&
+    effects.schedules.length === 0 &&
+    effects.schedulesDeleted.length === 0
+  );
+}

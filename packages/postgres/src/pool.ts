@@ -44,6 +44,7 @@ export interface PostgresPoolClient extends PostgresClient {
   on(event: "notification", listener: (message: PostgresNotification) => void): unknown;
   on(event: "error", listener: (error: Error) => void): unknown;
   on(event: "end", listener: () => void): unknown;
+  removeListener?(event: "error", listener: (error: Error) => void): unknown;
   removeAllListeners?(event?: string): unknown;
 }
 

@@ -134,6 +134,11 @@ export class Executor {
     }
     let began = false;
     let broken: unknown;
+    // A connection the server drops between two statements (a terminated backend, a failover)
+    // reports it as an 'error' event, not as a failed query: without a listener that event would
+    // crash the process. Mark the connection broken; the next statement fails and is retried.
+    const onError = (error: Error) => void (broken ??= error);
+    client.on("error", onError);
     const session: Session = {
       transactional,
       callerTransaction: false,
@@ -167,6 +172,7 @@ export class Executor {
       }
       throw toStoreError(error, operation);
     } finally {
+      client.removeListener?.("error", onError);
       client.release(broken === undefined ? undefined : true);
     }
   }

@@ -1,9 +1,17 @@
 /**
  * `@belay/conformance` — the Storage Contract as an executable vitest suite. An adapter proves
  * itself with one call to {@link runStoreConformance} from a test file; a bridge that enqueues
- * inside an application's own transactions, with {@link runTransactionalEnqueueConformance}.
+ * inside an application's own transactions, with {@link runTransactionalEnqueueConformance}; a
+ * promise store (the Promise Store Contract), with {@link runPromiseStoreConformance}.
  */
 export { runStoreConformance } from "./run-store-conformance.js";
+export { runPromiseStoreConformance } from "./promises/run-promise-store-conformance.js";
+export type {
+  PromiseStoreConformanceOptions,
+  CreatePromiseStoreOptions,
+  PromiseConformanceHooks,
+  PromiseSuiteContext,
+} from "./promises/suite-context.js";
 export { runTransactionalEnqueueConformance } from "./run-transactional-enqueue-conformance.js";
 export type {
   TransactionalEnqueueConformanceOptions,

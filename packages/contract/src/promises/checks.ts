@@ -273,7 +273,8 @@ export function assertPromiseRequest(request: PromiseRequest, bounds: PromiseBou
       id();
       text(r["cron"], "cron", bounds.cronLength);
       text(r["promiseId"], "promiseId", bounds.idLength);
-      integer(r["promiseTimeout"], "promiseTimeout", 0, Number.MAX_SAFE_INTEGER);
+      // Bounded so every firing's deadline (occurrence + timeout) stays a safe integer.
+      integer(r["promiseTimeout"], "promiseTimeout", 0, MAX_INSTANT);
       value(r["promiseParam"], "promiseParam", bounds);
       const t = tags(r["promiseTags"], "promiseTags", bounds);
       if (t[PROMISE_TAGS.target] === undefined) invalid(`promiseTags.${PROMISE_TAGS.target}`, "is required: every promise a schedule creates needs a target");

@@ -1,5 +1,5 @@
 /** The Promise Store Contract: the storage of a Distributed Async Await server. Start at `promise-store.ts`. */
-export { PROMISE_PROTOCOL_VERSION, PROMISE_STATES, TASK_STATES, PROMISE_TAGS, timeoutState } from "./records.js";
+export { PROMISE_PROTOCOL_VERSION, PROMISE_STATES, TASK_STATES, PROMISE_TAGS, timeoutState, normalizeValue } from "./records.js";
 export type {
   PromiseState,
   SettleState,

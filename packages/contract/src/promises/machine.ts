@@ -1,5 +1,14 @@
 import type { Instant } from "../job.js";
-import { PROMISE_TAGS, type PromiseRecord, type PromiseScheduleRecord, type PromiseValue, type SettleState, type TaskRecord, timeoutState } from "./records.js";
+import {
+  PROMISE_TAGS,
+  type PromiseRecord,
+  type PromiseScheduleRecord,
+  type PromiseValue,
+  type SettleState,
+  type TaskRecord,
+  normalizeValue,
+  timeoutState,
+} from "./records.js";
 import type {
   FencedAnswer,
   PromiseCreateRequest,
@@ -169,7 +178,7 @@ export class PromiseMachine {
     if (existing !== null) return { row: existing, created: false };
     const now = this.#now;
     const tags = request.tags ?? {};
-    const param = request.param ?? {};
+    const param = normalizeValue(request.param);
     const target = tags[PROMISE_TAGS.target];
     if (now >= request.timeoutAt) {
       const row: PromiseRow = { id: request.id, state: timeoutState(tags), param, value: {}, tags, timeoutAt: request.timeoutAt, createdAt: request.timeoutAt, settledAt: request.timeoutAt };
@@ -194,7 +203,7 @@ export class PromiseMachine {
     if (row === null) return fail(404, "promise not found");
     // Write-once: a settled promise answers with its stored record, never overwritten.
     if (row.state !== "pending") return ok({ promise: promiseRecord(row, this.#now) });
-    return ok({ promise: promiseRecord(this.settle(row, request.state, request.value ?? {}, this.#now), this.#now) });
+    return ok({ promise: promiseRecord(this.settle(row, request.state, normalizeValue(request.value), this.#now), this.#now) });
   }
 
   #registerCallback(awaited: string, awaiter: string): PromiseResponse<{ kind: "promise.register_callback"; awaited: string; awaiter: string }> {
@@ -244,7 +253,7 @@ export class PromiseMachine {
     if (this.#ws.promise(action.id) !== null) return fail(422, "the promise exists and has no task");
     const now = this.#now;
     const tags = action.tags ?? {};
-    const param = action.param ?? {};
+    const param = normalizeValue(action.param);
     if (now >= action.timeoutAt) {
       const row: PromiseRow = { id: action.id, state: timeoutState(tags), param, value: {}, tags, timeoutAt: action.timeoutAt, createdAt: action.timeoutAt, settledAt: action.timeoutAt };
       const task: TaskRow = { id: action.id, state: "fulfilled", version: 0, resumes: 0, pid: null, ttl: null, timerAt: null };
@@ -312,7 +321,7 @@ export class PromiseMachine {
   #taskFulfill(id: string, version: number, action: PromiseSettleRequest): PromiseResponse<{ kind: "task.fulfill"; id: string; version: number; action: PromiseSettleRequest }> {
     const task = this.#held(id, version, "fulfill");
     if ("status" in task) return task;
-    const settled = this.settle(this.#ws.promise(id)!, action.state, action.value ?? {}, this.#now);
+    const settled = this.settle(this.#ws.promise(id)!, action.state, normalizeValue(action.value), this.#now);
     return ok({ promise: promiseRecord(settled, this.#now) });
   }
 
@@ -400,7 +409,7 @@ export class PromiseMachine {
       cron: request.cron,
       promiseId: request.promiseId,
       promiseTimeout: request.promiseTimeout,
-      promiseParam: request.promiseParam ?? {},
+      promiseParam: normalizeValue(request.promiseParam),
       promiseTags: request.promiseTags ?? {},
       createdAt: this.#now,
       nextRunAt: request.nextRunAt,
@@ -425,7 +434,14 @@ export class PromiseMachine {
       id: promiseId,
       timeoutAt: occurrence + schedule.promiseTimeout,
       param: schedule.promiseParam,
-      tags: { ...schedule.promiseTags, [PROMISE_TAGS.schedule]: schedule.id },
+      // The firing's promise is the root of its own call graph (as a client's `run` would be).
+      tags: {
+        ...schedule.promiseTags,
+        [PROMISE_TAGS.origin]: promiseId,
+        [PROMISE_TAGS.branch]: promiseId,
+        [PROMISE_TAGS.parent]: promiseId,
+        [PROMISE_TAGS.schedule]: schedule.id,
+      },
     });
     this.#ws.putSchedule({ ...schedule, lastRunAt: occurrence, nextRunAt });
     return { status: "fired", promiseId };
@@ -439,7 +455,7 @@ export class PromiseMachine {
    * version, dispatched again.
    */
   taskTimer(id: string): "retried" | "expired" | "none" {
-    this.touch(id);
+    this.#touchDeadline(id);
     const task = this.#ws.task(id);
     if (task === null || task.timerAt === null || task.timerAt > this.#now) return "none";
     if (task.state === "pending") {
@@ -461,6 +477,17 @@ export class PromiseMachine {
    * reads first, so no answer ever shows pending after another showed settled.
    */
   touch(id: string): boolean {
+    if (this.#touchDeadline(id)) return true;
+    // A lease is over at exactly its end: a task acquired past it is pending again before anything
+    // else reads it, so a late heartbeat or write never revives it (whenever the scan runs).
+    const task = this.#ws.task(id);
+    if (task !== null && task.state === "acquired" && task.timerAt !== null && this.#now >= task.timerAt) {
+      this.#dispatchAgain({ ...task, state: "pending", pid: null, ttl: null });
+    }
+    return false;
+  }
+
+  #touchDeadline(id: string): boolean {
     const row = this.#ws.promise(id);
     if (row === null || row.state !== "pending" || this.#now < row.timeoutAt) return false;
     this.settle(row, timeoutState(row.tags), {}, row.timeoutAt);
@@ -483,6 +510,8 @@ export class PromiseMachine {
       this.#ws.dropExecute(row.id);
     }
     for (const awaiter of this.#ws.awaiters(row.id)) {
+      // An awaiter past its own deadline is settled by it (and fulfilled), not dispatched again.
+      if (awaiter !== row.id) this.#touchDeadline(awaiter);
       const awaiterTask = this.#ws.task(awaiter);
       const awaiterRow = this.#ws.promise(awaiter);
       if (awaiterTask !== null && awaiterRow !== null) this.wake(awaiterTask, awaiterRow);

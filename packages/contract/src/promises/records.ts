@@ -105,7 +105,19 @@ export const PROMISE_TAGS = Object.freeze({
   branch: "resonate:branch",
   /** The schedule that created the promise. */
   schedule: "resonate:schedule",
+  /** Lineage: the root of the call graph, the branch and the parent a promise belongs to. */
+  origin: "resonate:origin",
+  parent: "resonate:parent",
 });
+
+/** A value with its absent fields omitted (a `null` header map or data reads as absent). */
+export function normalizeValue(value: PromiseValue | null | undefined): PromiseValue {
+  if (value == null) return {};
+  const out: { headers?: Readonly<Record<string, string>>; data?: string } = {};
+  if (value.headers != null) out.headers = value.headers;
+  if (value.data != null) out.data = value.data;
+  return out;
+}
 
 /** The state a promise's deadline settles it to: `resolved` for a timer, else `rejected_timedout`. */
 export function timeoutState(tags: Readonly<Record<string, string>>): "resolved" | "rejected_timedout" {

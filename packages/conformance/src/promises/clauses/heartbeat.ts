@@ -73,16 +73,18 @@ export function heartbeatClauses(ctx: PromiseSuiteContext): void {
     expect(await store.expireTimers({ now: T0 + 2 * TTL - 1, max: 10 })).toMatchObject({ leasesExpired: 1 });
   });
 
-  machineDefectClause(
-    ctx,
-    "task.heartbeat: a lease is over at exactly its end — a heartbeat then renews nothing and the next scan returns the task to pending",
-    "heartbeat checks state, version and pid but not that the lease is still running, so a lapsed lease is revived whenever the scan has not run yet (its end then depends on the scanner's timing; the job contract's leases are dead at exactly their expiry)",
+  promiseClause(
+    "task.heartbeat: a lease is over at exactly its end — a heartbeat then renews nothing: the task is pending again at its version, dispatched, whenever the scan runs",
     async () => {
       const store = await ctx.store();
       await holdTask(store, "a");
       await ok(store, { kind: "task.heartbeat", pid: "w1", tasks: [{ id: "a", version: 1 }] }, T0 + TTL);
-      expect(await store.expireTimers({ now: T0 + TTL + 1, max: 10 })).toMatchObject({ leasesExpired: 1 });
-      expect(await storedTask(store, "a", T0 + TTL + 1)).toMatchObject({ state: "pending", version: 1 });
+      const task = await storedTask(store, "a", T0 + TTL);
+      expect(task).toMatchObject({ state: "pending", version: 1 });
+      expect(task).not.toHaveProperty("pid");
+      expect((await store.snapshot(T0 + TTL)).outbox).toMatchObject([{ kind: "execute", id: "a", version: 1 }]);
+      // Nothing is left for the scan: the lease ended when it was touched.
+      expect(await store.expireTimers({ now: T0 + TTL + 1, max: 10 })).toMatchObject({ leasesExpired: 0 });
     },
   );
 }

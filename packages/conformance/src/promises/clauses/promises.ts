@@ -172,10 +172,8 @@ export function promiseClauses(ctx: PromiseSuiteContext): void {
     await refused(store, { kind: "promise.get", id: "root:" }, 404);
   });
 
-  machineDefectClause(
-    ctx,
+  promiseClause(
     "records: a param or value with data or headers null is refused naming the field, or stored without them — never echoed as null",
-    "the checks let data: null and headers: null through and the machine stores and answers them; the protocol omits optional fields (resonate.md §5.2) and stores could differ (JSON null vs absent)",
     async () => {
       const store = await ctx.store();
       for (const [id, param] of [

@@ -86,7 +86,7 @@ export function scheduleClauses(ctx: PromiseSuiteContext): void {
     expect((await store.dueSchedules({ now: FIRST + 2, max: 2 })).map((s) => s.id)).toEqual(["early", "mid"]);
   });
 
-  promiseClause("fireSchedules: a firing creates the templated promise (deadline = occurrence + promiseTimeout, param, tags + resonate:schedule) with its task and execute, and moves the timer", async () => {
+  promiseClause("fireSchedules: a firing creates the templated promise (deadline = occurrence + promiseTimeout, param, tags + lineage and resonate:schedule) with its task and execute, and moves the timer", async () => {
     const store = await ctx.store();
     await ok(store, scheduleRequest("s1"));
     const result = await fire(store, "s1", FIRST, FIRST + MINUTE, FIRST + 5);
@@ -97,7 +97,14 @@ export function scheduleClauses(ctx: PromiseSuiteContext): void {
       state: "pending",
       param: { data: "c2NoZWR1bGVk" },
       value: {},
-      tags: { ...TARGET_TAGS, app: "reports", "resonate:schedule": "s1" },
+      tags: {
+        ...TARGET_TAGS,
+        app: "reports",
+        "resonate:origin": promiseId,
+        "resonate:branch": promiseId,
+        "resonate:parent": promiseId,
+        "resonate:schedule": "s1",
+      },
       timeoutAt: FIRST + 10 * MINUTE,
       createdAt: FIRST + 5,
     });
@@ -176,10 +183,8 @@ export function scheduleClauses(ctx: PromiseSuiteContext): void {
     expect((await store.snapshot(FIRST)).promises).toEqual([]);
   });
 
-  machineDefectClause(
-    ctx,
+  promiseClause(
     "fireSchedules: a firing's promise is the root of its own call graph — lineage tags resonate:origin, resonate:branch and resonate:parent name its id",
-    "fireSchedule adds only resonate:schedule (resonate.md §1: a firing's lineage tags = the new id); without resonate:branch the root preloads none of its children on acquire",
     async () => {
       const store = await ctx.store();
       await ok(store, scheduleRequest("s1"));
@@ -188,10 +193,8 @@ export function scheduleClauses(ctx: PromiseSuiteContext): void {
     },
   );
 
-  machineDefectClause(
-    ctx,
+  promiseClause(
     "schedule.create: the largest promiseTimeout accepted still gives every firing's promise a deadline the contract accepts (a safe integer)",
-    "promiseTimeout is checked only up to Number.MAX_SAFE_INTEGER, so occurrence + promiseTimeout leaves the safe range and the firing stores a deadline no promise.create could carry (stores would round it differently)",
     async () => {
       const store = await ctx.store();
       let accepted = true;

@@ -177,10 +177,8 @@ export function settleClauses(ctx: PromiseSuiteContext): void {
     expect(await queued(store, T0 + 1)).toEqual([execute("p1", 1), execute("p2", 1), execute("p3", 1)]);
   });
 
-  machineDefectClause(
-    ctx,
+  promiseClause(
     "promise.settle: an awaiter whose own deadline has passed is not dispatched again: it reads fulfilled and no execute is queued for it",
-    "settle() wakes awaiters without touching their own promise, so a timed-out suspended task goes back to pending with an execute (resonate.md requirements 8 and 12: redispatch checks the deadline; a dead awaiter is skipped)",
     async () => {
       const store = await ctx.store();
       await holdTask(store, "parent", { timeoutAt: T0 + 10 });

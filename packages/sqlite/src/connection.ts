@@ -2,7 +2,7 @@ import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { TransientStoreError } from "@belay/contract";
 import Database from "better-sqlite3";
-import type { ResolvedSqliteStoreConfig } from "./sqlite-store-config.js";
+import type { ResolvedSqliteFileConfig } from "./sqlite-store-config.js";
 import type { Tables } from "./tables.js";
 
 /** A better-sqlite3 connection. */
@@ -22,7 +22,7 @@ export const LOCK_SLICE_MS = 20;
  * loses nothing committed), the configured `synchronous` level, foreign keys (the side tables
  * cascade with their job), and a busy timeout.
  */
-export function openConnection(config: ResolvedSqliteStoreConfig): Connection {
+export function openConnection(config: ResolvedSqliteFileConfig): Connection {
   // The first open may switch the file to WAL, which needs the lock: wait the full budget here.
   const db = new Database(config.path, { timeout: config.busyTimeoutMs });
   try {

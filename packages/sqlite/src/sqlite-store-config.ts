@@ -43,8 +43,14 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 
 const PREFIX = /^[A-Za-z0-9_]{1,64}$/;
 
-/** Applies defaults and validates; throws `InvalidInputError` naming the field. */
-export function resolveSqliteStoreConfig(config: SqliteStoreConfig): ResolvedSqliteStoreConfig {
+/** The options of the file and its connection, shared by `SqliteStore` and `SqlitePromiseStore`. */
+export type SqliteFileConfig = Pick<SqliteStoreConfig, "path" | "tablePrefix" | "busyTimeoutMs" | "synchronous">;
+
+/** {@link SqliteFileConfig} with every default applied. */
+export type ResolvedSqliteFileConfig = Pick<ResolvedSqliteStoreConfig, "path" | "tablePrefix" | "busyTimeoutMs" | "synchronous">;
+
+/** Applies the file options' defaults and validates them; throws `InvalidInputError` naming the field. */
+export function resolveSqliteFileConfig(config: SqliteFileConfig): ResolvedSqliteFileConfig {
   if (typeof config !== "object" || config === null) throw new InvalidInputError("config", "must be an object");
   if (typeof config.path !== "string" || config.path.length === 0) {
     throw new InvalidInputError("path", "must be a non-empty file path");
@@ -61,9 +67,15 @@ export function resolveSqliteStoreConfig(config: SqliteStoreConfig): ResolvedSql
   if (synchronous !== "normal" && synchronous !== "full") {
     throw new InvalidInputError("synchronous", "must be normal or full");
   }
+  return { path: config.path, tablePrefix, busyTimeoutMs, synchronous };
+}
+
+/** Applies defaults and validates; throws `InvalidInputError` naming the field. */
+export function resolveSqliteStoreConfig(config: SqliteStoreConfig): ResolvedSqliteStoreConfig {
+  const file = resolveSqliteFileConfig(config);
   const historyPolicy = config.historyPolicy ?? "transitionsAndFailureDetail";
   if (!["off", "transitions", "transitionsAndFailureDetail"].includes(historyPolicy)) {
     throw new InvalidInputError("historyPolicy", "must be off, transitions or transitionsAndFailureDetail");
   }
-  return { path: config.path, tablePrefix, busyTimeoutMs, synchronous, historyPolicy };
+  return { ...file, historyPolicy };
 }

@@ -18,6 +18,15 @@ export interface Tables {
   readonly observers: string;
   readonly deliveries: string;
   readonly deadLetters: string;
+  // The promise surface (`SqlitePromiseStore`): its own tables and version table under the same prefix.
+  readonly promiseMigrations: string;
+  readonly promises: string;
+  readonly tasks: string;
+  readonly callbacks: string;
+  readonly listeners: string;
+  readonly outbox: string;
+  readonly outboxRevision: string;
+  readonly promiseSchedules: string;
 }
 
 /** Table names for `prefix` (already validated: letters, digits, underscores). */
@@ -40,6 +49,14 @@ export function tablesFor(prefix: string): Tables {
     observers: name("observers"),
     deliveries: name("observer_deliveries"),
     deadLetters: name("observer_dead_letters"),
+    promiseMigrations: name("promise_migrations"),
+    promises: name("promises"),
+    tasks: name("tasks"),
+    callbacks: name("callbacks"),
+    listeners: name("listeners"),
+    outbox: name("outbox"),
+    outboxRevision: name("outbox_revision"),
+    promiseSchedules: name("promise_schedules"),
   };
 }
 

@@ -96,6 +96,41 @@ export class TransactionRunner {
     }
   }
 
+  /**
+   * {@link write} for a body that awaits between its statements (the promise surface's front
+   * loads, decides and writes in several turns): one `BEGIN IMMEDIATE` transaction from the first
+   * statement to the commit, `hook` called before the commit. The caller keeps every other use of
+   * the connection out until it resolves.
+   */
+  async writeAsync<T>(operation: string, hook: StepHook | null, body: () => Promise<T>): Promise<T> {
+    if (!this.#tryBegin()) await this.#waitForLock();
+    try {
+      const result = await body();
+      if (hook !== null) {
+        const parked = hook({ operation, step: "commit" });
+        if (parked) await parked;
+      }
+      this.#commit.run();
+      return result;
+    } catch (error) {
+      if (this.#db.inTransaction) this.#rollback.run();
+      throw asStoreError(error);
+    }
+  }
+
+  /** {@link read} for a body that awaits between its statements: one snapshot throughout. */
+  async readAsync<T>(body: () => Promise<T>): Promise<T> {
+    try {
+      this.#beginRead.run();
+      const result = await body();
+      this.#commit.run();
+      return result;
+    } catch (error) {
+      if (this.#db.inTransaction) this.#rollback.run();
+      throw asStoreError(error);
+    }
+  }
+
   /** Runs a read of several statements in one snapshot. */
   read<T>(body: () => T): T {
     try {

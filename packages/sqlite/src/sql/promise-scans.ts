@@ -1,0 +1,166 @@
+import type { Instant, OutboxRow, PromisePageQuery, PromiseReader, PromiseRow, TaskPageQuery } from "@belay/contract";
+import type { Statements } from "../connection.js";
+import type { Tables } from "../tables.js";
+import {
+  PROMISE_COLUMNS,
+  type PromiseContext,
+  type PromiseSqlRow,
+  SCHEDULE_COLUMNS,
+  type ScheduleSqlRow,
+  TASK_COLUMNS,
+  type TaskSqlRow,
+  promiseOf,
+  reserveRevisions,
+  scheduleOf,
+  taskOf,
+} from "./promise-rows.js";
+
+// The promise surface's scans: due timers and the outbox by their time-ordered indexes, in bounded
+// batches (inside the operation's write transaction, which holds the file's write lock, so no row
+// can be taken twice), and the reads of pages and snapshots (on one read snapshot). Filters are
+// bound as JSON (`json_each`), so every statement's text is fixed and prepared once.
+
+// ---- timers ---------------------------------------------------------------------------------
+
+/** Pending promises whose deadline has come, earliest first (the partial index of pending deadlines). */
+export const selectDuePromises = (t: Tables) =>
+  `SELECT id FROM ${t.promises} WHERE state = 'pending' AND timeout_at <= ? ORDER BY timeout_at LIMIT ?`;
+
+/** Tasks whose timer (retry or lease) has come, earliest first (the partial index of task timers). */
+export const selectDueTasks = (t: Tables) =>
+  `SELECT id FROM ${t.tasks} WHERE timer_at IS NOT NULL AND timer_at <= ? ORDER BY timer_at LIMIT ?`;
+
+/** Due deadlines and task timers at `now`, earliest first, up to `max` each. */
+export function dueTimers(ctx: PromiseContext, now: Instant, max: number): { promises: string[]; tasks: string[] } {
+  const promises = (ctx.q.get(selectDuePromises).all(now, max) as { id: string }[]).map((row) => row.id);
+  const tasks = (ctx.q.get(selectDueTasks).all(now, max) as { id: string }[]).map((row) => row.id);
+  return { promises, tasks };
+}
+
+// ---- the outbox -----------------------------------------------------------------------------
+
+/** Messages available at `now`, oldest first (by availability, then by write: the outbox's time index). */
+export const selectAvailableOutbox = (t: Tables) =>
+  `SELECT kind, id, address FROM ${t.outbox} WHERE available_at <= ? ORDER BY available_at, revision LIMIT ?`;
+
+/** A taken message: hidden until the take's lease ends, at the take's revision. */
+export const markTaken = (t: Tables) =>
+  `UPDATE ${t.outbox} SET available_at = ?, revision = ? WHERE kind = ? AND id = ? AND address = ? RETURNING version`;
+
+/** A message still at the revision of its take. An `execute` is one per task: its key is (kind, id). */
+export const deleteAcknowledged = (t: Tables) =>
+  `DELETE FROM ${t.outbox} WHERE kind = ? AND id = ? AND (kind = 'execute' OR address = ?) AND revision = ?`;
+
+/** Takes up to `max` messages available at `now`: each hidden until `until`, at a new revision. */
+export function takeOutbox(ctx: PromiseContext, now: Instant, max: number, until: Instant): OutboxRow[] {
+  const { q } = ctx;
+  const due = q.get(selectAvailableOutbox).all(now, max) as { kind: "execute" | "unblock"; id: string; address: string }[];
+  if (due.length === 0) return [];
+  const { revision: last } = q.get(reserveRevisions).get(due.length) as { revision: number };
+  let revision = last - due.length;
+  return due.map(({ kind, id, address }) => {
+    revision++;
+    const { version } = q.get(markTaken).get(until, revision, kind, id, address) as { version: number };
+    return kind === "execute"
+      ? { kind, id, address, version, availableAt: until, revision }
+      : { kind, id, address, version: 0 as const, availableAt: until, revision };
+  });
+}
+
+/** Deletes messages still at the revision of their take (a later write or take moved it on). */
+export function acknowledgeOutbox(
+  ctx: PromiseContext,
+  rows: readonly { readonly kind: "execute" | "unblock"; readonly id: string; readonly address: string; readonly revision: number }[],
+): void {
+  const statement = ctx.q.get(deleteAcknowledged);
+  for (const { kind, id, address, revision } of rows) statement.run(kind, id, address, revision);
+}
+
+// ---- reset ----------------------------------------------------------------------------------
+
+const RESET_TABLES = ["promises", "tasks", "callbacks", "listeners", "outbox", "promiseSchedules"] as const;
+const resets = RESET_TABLES.map((table) => (t: Tables) => `DELETE FROM ${t[table]}`);
+
+/** Deletes every row of the promise surface. The revision counter stays: a revision is never handed out twice. */
+export function resetPromises(ctx: PromiseContext): void {
+  for (const reset of resets) ctx.q.get(reset).run();
+}
+
+// ---- reads ----------------------------------------------------------------------------------
+
+/** Every `[key, value]` of the JSON object bound to `filter` is a tag of `tags` with that value (a tag key may be any text). */
+const tagsMatch = (tags: string, filter: string) =>
+  `NOT EXISTS (SELECT 1 FROM json_each(${filter}) AS f WHERE (SELECT g.value FROM json_each(${tags}) AS g WHERE g.key = f.key) IS NOT f.value)`;
+
+/** A page of promises by id: states a JSON list or null (any), `expiredBy` an instant or null, `tags` a JSON object. */
+export const selectPromisePage = (t: Tables) =>
+  `SELECT ${PROMISE_COLUMNS} FROM ${t.promises} AS p
+   WHERE p.id > @after
+     AND (@states IS NULL OR p.state IN (SELECT value FROM json_each(@states)) OR (p.state = 'pending' AND p.timeout_at <= @expiredBy))
+     AND ${tagsMatch("p.tags", "@tags")}
+   ORDER BY p.id LIMIT @limit`;
+
+/** A page of tasks by id, each with its promise; with `fulfilled`, tasks whose promise is pending past `now` count as fulfilled. */
+export const selectTaskPage = (t: Tables) =>
+  `SELECT ${TASK_COLUMNS}, ${PROMISE_COLUMNS} FROM ${t.tasks} AS t LEFT JOIN ${t.promises} AS p ON p.id = t.id
+   WHERE t.id > @after
+     AND (@states IS NULL OR t.state IN (SELECT value FROM json_each(@states)) OR (@fulfilled AND p.state = 'pending' AND p.timeout_at <= @now))
+   ORDER BY t.id LIMIT @limit`;
+
+/** A page of schedules by id whose promise tags match `tags` (a JSON object). */
+export const selectSchedulePage = (t: Tables) =>
+  `SELECT ${SCHEDULE_COLUMNS} FROM ${t.promiseSchedules} WHERE id > @after AND ${tagsMatch("promise_tags", "@tags")} ORDER BY id LIMIT @limit`;
+
+/** Schedules due at `now`, earliest first (the schedules' time index). */
+export const selectDueSchedules = (t: Tables) =>
+  `SELECT ${SCHEDULE_COLUMNS} FROM ${t.promiseSchedules} WHERE next_run_at <= ? ORDER BY next_run_at LIMIT ?`;
+
+const everyPromise = (t: Tables) => `SELECT ${PROMISE_COLUMNS} FROM ${t.promises} AS p`;
+const everyTask = (t: Tables) => `SELECT ${TASK_COLUMNS} FROM ${t.tasks} AS t`;
+const everyCallback = (t: Tables) => `SELECT awaited, awaiter FROM ${t.callbacks}`;
+const everyListener = (t: Tables) => `SELECT promise_id AS promiseId, address FROM ${t.listeners}`;
+const everySchedule = (t: Tables) => `SELECT ${SCHEDULE_COLUMNS} FROM ${t.promiseSchedules}`;
+const everyMessage = (t: Tables) =>
+  `SELECT kind, id, address, version, available_at AS availableAt, revision FROM ${t.outbox}`;
+
+/** Ids are non-empty, so every id sorts after the empty text: the first page starts there. */
+const after = (cursor: string | null) => cursor ?? "";
+
+/** The read-only queries, on the caller's read snapshot. */
+export function promiseReader(q: Statements): PromiseReader {
+  return {
+    async promisePage(query: PromisePageQuery) {
+      const rows = q.get(selectPromisePage).all({
+        after: after(query.after),
+        states: query.states === null ? null : JSON.stringify(query.states),
+        expiredBy: query.expiredBy,
+        tags: JSON.stringify(query.tags),
+        limit: query.limit,
+      });
+      return (rows as PromiseSqlRow[]).map(promiseOf);
+    },
+    async taskPage(query: TaskPageQuery) {
+      const states = query.states === null ? null : JSON.stringify(query.states);
+      const fulfilled = query.states?.includes("fulfilled") === true ? 1 : 0;
+      const rows = q.get(selectTaskPage).all({ after: after(query.after), states, fulfilled, now: query.now, limit: query.limit }) as (TaskSqlRow & PromiseSqlRow)[];
+      return rows.map((row) => ({ task: taskOf(row)!, promise: row.id === null ? null : promiseOf(row) }));
+    },
+    async schedulePage(query) {
+      const rows = q.get(selectSchedulePage).all({ after: after(query.after), tags: JSON.stringify(query.tags), limit: query.limit }) as ScheduleSqlRow[];
+      return rows.map(scheduleOf);
+    },
+    async dueSchedules(now: Instant, max: number) {
+      return (q.get(selectDueSchedules).all(now, max) as ScheduleSqlRow[]).map(scheduleOf);
+    },
+    async everything() {
+      return {
+        promises: (q.get(everyPromise).all() as PromiseSqlRow[]).map(promiseOf) as PromiseRow[],
+        tasks: (q.get(everyTask).all() as TaskSqlRow[]).map((row) => taskOf(row)!),
+        callbacks: q.get(everyCallback).all() as { awaited: string; awaiter: string }[],
+        listeners: q.get(everyListener).all() as { promiseId: string; address: string }[],
+        schedules: (q.get(everySchedule).all() as ScheduleSqlRow[]).map(scheduleOf),
+        outbox: q.get(everyMessage).all() as OutboxRow[],
+      };
+    },
+  };
+}

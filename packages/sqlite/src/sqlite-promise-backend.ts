@@ -1,0 +1,135 @@
+import {
+  type MigrateResult,
+  Mutex,
+  type PromiseBackend,
+  type PromiseReader,
+  type PromiseTransaction,
+  type StepHook,
+  StoreClosedError,
+  TransientStoreError,
+} from "@belay/contract";
+import { type Connection, Statements, openConnection } from "./connection.js";
+import { PROMISE_SURFACE, assertSchema, migrate } from "./migrate.js";
+import { InsertConflict, type PromiseContext, applyPromiseEffects, loadPromiseRows } from "./sql/promise-rows.js";
+import { acknowledgeOutbox, dueTimers, promiseReader, resetPromises, takeOutbox } from "./sql/promise-scans.js";
+import { type ResolvedSqlitePromiseStoreConfig, resolveSqlitePromiseStoreConfig, type SqlitePromiseStoreConfig } from "./sqlite-promise-store-config.js";
+import { type Tables, tablesFor } from "./tables.js";
+import { TransactionRunner } from "./transaction.js";
+
+/** How many times an operation runs when its inserts keep finding rows it saw absent. */
+const MAX_RUNS = 3;
+
+/**
+ * The promise surface's backend on one SQLite connection, behind `SqlitePromiseStore`'s checked
+ * front (which runs every rule). Operations run one at a time under the instance's lock; each
+ * write is one `BEGIN IMMEDIATE` transaction — the file's write lock taken before the first load,
+ * so nothing the machine decides on can change before the commit — committed before it resolves.
+ */
+export class SqlitePromiseBackend implements PromiseBackend {
+  readonly name = "sqlite";
+  readonly stepHook = true;
+  /** The database file, as given. */
+  readonly path: string;
+  readonly config: ResolvedSqlitePromiseStoreConfig;
+  readonly #tables: Tables;
+  readonly #db: Connection;
+  readonly #q: Statements;
+  readonly #runner: TransactionRunner;
+  // The front awaits between the loads and writes of one transaction, and the step hook may park
+  // it: the lock keeps every other operation of the instance off the connection until it ends.
+  readonly #mutex = new Mutex();
+  #hook: StepHook | null = null;
+  #schemaChecked = false;
+  #closed = false;
+
+  constructor(config: SqlitePromiseStoreConfig) {
+    this.config = resolveSqlitePromiseStoreConfig(config);
+    this.path = this.config.path;
+    this.#tables = tablesFor(this.config.tablePrefix);
+    this.#db = openConnection(this.config);
+    this.#q = new Statements(this.#db, this.#tables);
+    this.#runner = new TransactionRunner(this.#db, this.config.busyTimeoutMs);
+  }
+
+  setStepHook(hook: StepHook | null): void {
+    this.#hook = hook;
+  }
+
+  async migrate(): Promise<MigrateResult> {
+    this.#assertOpen();
+    return this.#mutex.run(async () => {
+      this.#assertConnected();
+      const result = await migrate(this.#db, this.#runner, this.#tables, PROMISE_SURFACE);
+      this.#schemaChecked = true;
+      return result;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#mutex.run(() => {
+      if (this.#db.open) this.#db.close();
+    });
+  }
+
+  async transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    return this.#mutex.run(async () => {
+      this.#assertConnected();
+      this.#assertSchema();
+      const hook = this.#hook;
+      const ctx: PromiseContext = {
+        q: this.#q,
+        step: async (name) => {
+          if (hook !== null) await hook({ operation, step: name });
+        },
+      };
+      const tx: PromiseTransaction = {
+        load: async (keys) => loadPromiseRows(ctx, keys),
+        apply: (effects) => applyPromiseEffects(ctx, effects),
+        step: ctx.step,
+        dueTimers: async (now, max) => dueTimers(ctx, now, max),
+        takeOutbox: async (now, max, until) => takeOutbox(ctx, now, max, until),
+        acknowledgeOutbox: async (rows) => acknowledgeOutbox(ctx, rows),
+        reset: async () => resetPromises(ctx),
+      };
+      for (let run = 1; ; run++) {
+        try {
+          return await this.#runner.writeAsync(operation, hook, () => work(tx));
+        } catch (error) {
+          // A row the machine saw absent exists: the operation runs again from its loads (rolled
+          // back already), a few times, as the contract asks of every store.
+          if (!(error instanceof InsertConflict)) throw error;
+          if (run >= MAX_RUNS) {
+            throw new TransientStoreError(`${operation}: ${error.message} on ${run} runs; nothing was committed`, { cause: error });
+          }
+        }
+      }
+    });
+  }
+
+  async read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T> {
+    this.#assertOpen();
+    return this.#mutex.run(() => {
+      this.#assertConnected();
+      this.#assertSchema();
+      return this.#runner.readAsync(() => work(promiseReader(this.#q)));
+    });
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new StoreClosedError();
+  }
+
+  /** Inside the lock: the connection is still open (a close queued behind earlier work closes it). */
+  #assertConnected(): void {
+    if (!this.#db.open) throw new StoreClosedError();
+  }
+
+  #assertSchema(): void {
+    if (this.#schemaChecked) return;
+    assertSchema(this.#db, this.#tables, `${this.path} (promise tables ${this.#tables.prefix}*)`, PROMISE_SURFACE);
+    this.#schemaChecked = true;
+  }
+}

@@ -1,0 +1,78 @@
+import { fork } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqlitePromiseStore } from "../src/index.js";
+import { bundleFixture } from "./support/bundle.js";
+
+// Durable before acknowledged: a process creating, acquiring and settling promises in a loop is
+// killed with SIGKILL while writes are in flight; every write it acknowledged is in the file.
+
+const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-promise-crash-"));
+let script: string;
+
+beforeAll(async () => {
+  script = await bundleFixture("promise-crash-worker");
+}, 60_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("sqlite promise store: a process killed mid-load", () => {
+  it("keeps every acknowledged create, acquire and settlement", async () => {
+    const path = join(dir, "crash.db");
+    const child = fork(script, [path], { execArgv: [], stdio: ["ignore", "pipe", "inherit", "ipc"] });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, signal) => resolve(signal)));
+    // 'close' comes after the child's stdout has ended: every line it wrote has been read.
+    const drained = new Promise<void>((resolve) => child.once("close", () => resolve()));
+    const acknowledged: string[] = [];
+    let pending = "";
+    await new Promise<void>((resolve, reject) => {
+      child.once("exit", () => reject(new Error("the child exited before it was killed")));
+      child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+        const lines = (pending + chunk).split("\n");
+        pending = lines.pop()!;
+        acknowledged.push(...lines);
+        // Killed the instant the count is reached: other lanes' writes are in flight.
+        if (acknowledged.length >= 3_000) {
+          child.kill("SIGKILL");
+          resolve();
+        }
+      });
+    });
+    expect(await exited).toBe("SIGKILL");
+    // Lines already in the pipe were acknowledged before the kill too.
+    await drained;
+    acknowledged.push(...pending.split("\n").filter((line) => line.length > 0));
+
+    const check = new Database(path, { readonly: true });
+    expect(check.pragma("integrity_check", { simple: true })).toBe("ok");
+    check.close();
+
+    const store = new SqlitePromiseStore({ path });
+    await store.migrate();
+    const now = Date.now();
+    const counts = { created: 0, acquired: 0, resolved: 0, rejected: 0 };
+    for (const line of acknowledged) {
+      const [write, id] = line.split(" ") as [keyof typeof counts, string];
+      counts[write]++;
+      const promise = await store.handle({ kind: "promise.get", id }, now);
+      expect(promise.status, line).toBe(200);
+      if (promise.status !== 200) continue;
+      const task = await store.handle({ kind: "task.get", id }, now);
+      expect(task.status, line).toBe(200);
+      if (task.status !== 200) continue;
+      if (write === "acquired") expect(task.data.task.version, line).toBe(1);
+      if (write === "resolved" || write === "rejected") {
+        expect(promise.data.promise, line).toMatchObject({ state: write, value: { data: Buffer.from(id).toString("base64") } });
+        expect(task.data.task.state, line).toBe("fulfilled");
+      }
+    }
+    expect(counts.created).toBeGreaterThan(100);
+    expect(counts.resolved + counts.rejected).toBeGreaterThan(100);
+    const snapshot = await store.snapshot(now);
+    expect(snapshot.promises.length).toBeGreaterThanOrEqual(counts.created);
+    console.log(`killed after ${acknowledged.length} acknowledged writes (${JSON.stringify(counts)}); ${snapshot.promises.length} promises in the file`);
+    await store.close();
+  }, 120_000);
+});

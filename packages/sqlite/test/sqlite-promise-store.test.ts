@@ -1,0 +1,107 @@
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { SqlitePromiseStore } from "../src/index.js";
+
+// What SqlitePromiseStore adds to the contract's front: its config, its transactions under the
+// file's write lock, and the rerun of an operation whose insert finds its row present.
+
+const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-promise-store-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const fresh = () => join(dir, `s-${++files}.db`);
+const T = Date.UTC(2026, 0, 1);
+const target = { "resonate:target": "poll://any@workers" };
+
+describe("SqlitePromiseStore", () => {
+  it("refuses a bad config naming the field, before any file is opened", () => {
+    const path = fresh();
+    expect(() => new SqlitePromiseStore({ path: "" })).toThrow(expect.objectContaining({ code: "BELAY_INVALID_INPUT", field: "path" }));
+    expect(() => new SqlitePromiseStore({ path, tablePrefix: "a-b" })).toThrow(expect.objectContaining({ field: "tablePrefix" }));
+    expect(() => new SqlitePromiseStore({ path, busyTimeoutMs: -1 })).toThrow(expect.objectContaining({ field: "busyTimeoutMs" }));
+    expect(() => new SqlitePromiseStore({ path, synchronous: "off" as "full" })).toThrow(expect.objectContaining({ field: "synchronous" }));
+    expect(() => new SqlitePromiseStore({ path, settings: { retryTimeoutMs: 0 } })).toThrow(expect.objectContaining({ field: "promiseSettings.retryTimeoutMs" }));
+    expect(() => new SqlitePromiseStore({ path, bounds: { idLength: 0 } })).toThrow(expect.objectContaining({ field: "promiseBounds.idLength" }));
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it("reports its name, bounds, settings and step hook", () => {
+    const store = new SqlitePromiseStore({ path: fresh(), bounds: { idLength: 64 }, settings: { retryTimeoutMs: 5_000 } });
+    expect(store.capabilities).toMatchObject({ name: "sqlite", stepHook: true, bounds: { idLength: 64 }, settings: { retryTimeoutMs: 5_000 } });
+    return store.close();
+  });
+
+  it("a write that waits for the file's write lock beyond busyTimeoutMs fails with TransientStoreError, nothing committed", async () => {
+    const path = fresh();
+    const store = new SqlitePromiseStore({ path, busyTimeoutMs: 60 });
+    await store.migrate();
+    const holder = new Database(path);
+    holder.exec("BEGIN IMMEDIATE");
+    await expect(store.handle({ kind: "promise.create", id: "p", timeoutAt: T + 60_000 }, T)).rejects.toMatchObject({ code: "BELAY_TRANSIENT_STORE" });
+    holder.exec("COMMIT");
+    holder.close();
+    expect(await store.handle({ kind: "promise.get", id: "p" }, T)).toMatchObject({ status: 404 });
+    expect(await store.handle({ kind: "promise.create", id: "p", timeoutAt: T + 60_000 }, T)).toMatchObject({ status: 200 });
+    await store.close();
+  });
+
+  it("a step hook parks a write inside its transaction; another connection sees nothing of it until it commits", async () => {
+    const path = fresh();
+    const store = new SqlitePromiseStore({ path });
+    await store.migrate();
+    let release!: () => void;
+    const parked = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const atCommit = new Promise<void>((resolve) => (reached = resolve));
+    store.setStepHook(({ step }) => {
+      if (step !== "commit") return undefined;
+      reached();
+      return parked;
+    });
+    const writing = store.handle({ kind: "promise.create", id: "p", timeoutAt: T + 60_000, tags: target }, T);
+    await atCommit;
+    // A keyed read is a transaction of its own (it may settle a deadline): look with a plain reader.
+    const reader = new Database(path, { readonly: true });
+    const count = () => (reader.prepare(`SELECT (SELECT count(*) FROM "belay_promises") + (SELECT count(*) FROM "belay_outbox") AS n`).get() as { n: number }).n;
+    expect(count()).toBe(0);
+    release();
+    expect(await writing).toMatchObject({ status: 200 });
+    expect(count()).toBe(2);
+    reader.close();
+    await store.close();
+  });
+
+  it("an insert that finds its row present reruns the operation, then fails with TransientStoreError, nothing committed", async () => {
+    const path = fresh();
+    const store = new SqlitePromiseStore({ path });
+    await store.migrate();
+    // A task row without its promise (never written by the store): the load sees no promise and no
+    // task, so the create inserts both, and the task's insert finds its key taken on every run.
+    const db = new Database(path);
+    db.prepare(`INSERT INTO "belay_tasks" (id, state, version, resumes) VALUES ('orphan', 'pending', 0, 0)`).run();
+    db.close();
+    const loads: string[] = [];
+    store.setStepHook(({ operation, step }) => void loads.push(`${operation}: ${step}`));
+    await expect(store.handle({ kind: "promise.create", id: "orphan", timeoutAt: T + 60_000, tags: target }, T)).rejects.toMatchObject({
+      code: "BELAY_TRANSIENT_STORE",
+    });
+    expect(loads.filter((step) => step === "promise.create: rows loaded")).toHaveLength(3);
+    const snapshot = await store.snapshot(T);
+    expect(snapshot.promises).toEqual([]);
+    expect(snapshot.outbox).toEqual([]);
+    await store.close();
+  });
+
+  it("a closed store refuses every call", async () => {
+    const store = new SqlitePromiseStore({ path: fresh() });
+    await store.migrate();
+    await store.close();
+    await store.close();
+    await expect(store.handle({ kind: "promise.get", id: "p" }, T)).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
+    await expect(store.reset()).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
+    await expect(store.snapshot(T)).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
+    await expect(store.migrate()).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
+  });
+});

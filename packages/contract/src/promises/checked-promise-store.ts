@@ -105,12 +105,12 @@ export class CheckedPromiseStore implements PromiseStore {
     });
   }
 
-  migrate(): Promise<MigrateResult> {
+  async migrate(): Promise<MigrateResult> {
     return this.backend.migrate();
   }
 
-  close(): Promise<void> {
-    return this.backend.close();
+  async close(): Promise<void> {
+    await this.backend.close();
   }
 
   async handle<R extends PromiseRequest>(request: R, now: Instant): Promise<PromiseResponse<R>> {
@@ -224,8 +224,8 @@ export class CheckedPromiseStore implements PromiseStore {
     await this.backend.transact("acknowledgeOutbox", (tx) => tx.acknowledgeOutbox(rows));
   }
 
-  reset(): Promise<void> {
-    return this.backend.transact("reset", (tx) => tx.reset());
+  async reset(): Promise<void> {
+    await this.backend.transact("reset", (tx) => tx.reset());
   }
 
   async snapshot(now: Instant): Promise<PromiseSnapshot> {

@@ -54,8 +54,9 @@ export interface PromiseScheduleRow {
 }
 
 /**
- * One message waiting in the outbox. Keyed: one `execute` per task (a newer version replaces it),
- * one `unblock` per (promise, address). `availableAt` is when it may be taken (again);
+ * One message waiting in the outbox. Keyed: one `execute` per task — the key is the task id alone
+ * (a newer version replaces it; its address is the task's target, fixed) — and one `unblock` per
+ * (promise, address). Messages due at the same instant are taken in no particular order. `availableAt` is when it may be taken (again);
  * `revision` rises on every write and take, so an acknowledgement of an older take never
  * deletes a newer message.
  */

@@ -2,6 +2,9 @@
  * `@belay/postgres` — the Belay store on PostgreSQL (the `pg` driver, a peer dependency).
  */
 export { PostgresStore } from "./postgres-store.js";
+/** The Promise Store Contract on PostgreSQL, beside the job tables in the same schema. */
+export { PostgresPromiseStore } from "./postgres-promise-store.js";
+export type { PostgresPromiseStoreConfig } from "./postgres-promise-store-config.js";
 /** Configuration: see {@link PostgresStoreConfig}. */
 export { DEFAULT_SCHEMA, resolvePostgresStoreConfig } from "./postgres-store-config.js";
 export type { PostgresStoreConfig, ResolvedPostgresStoreConfig } from "./postgres-store-config.js";
@@ -20,4 +23,4 @@ export type { PostgresQueryExecutor, PostgresRow } from "./caller-transaction.js
 /** The contract's types, re-exported under the names this package has always exported them by. */
 export type { EnqueuedThrough } from "@belay/contract";
 /** The schema version this build migrates to. */
-export { SCHEMA_VERSION } from "./migrations/index.js";
+export { SCHEMA_VERSION, PROMISE_SCHEMA_VERSION } from "./migrations/index.js";

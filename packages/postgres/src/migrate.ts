@@ -1,7 +1,32 @@
-import { type MigrateResult, type QueryRow, SchemaNotMigratedError, SchemaVersionError, assertSchemaUsable } from "@belay/contract";
-import { MIGRATIONS, SCHEMA_VERSION } from "./migrations/index.js";
+import { type MigrateResult, type Migration, type QueryRow, SchemaNotMigratedError, SchemaVersionError, assertSchemaUsable } from "@belay/contract";
+import { MIGRATIONS, PROMISE_MIGRATIONS, PROMISE_SCHEMA_VERSION, SCHEMA_VERSION } from "./migrations/index.js";
 import { sqlState } from "./pg-errors.js";
 import { type Executor, adHoc } from "./session.js";
+
+/**
+ * One storage surface of a schema: its migrations and the table recording which ran. The job
+ * tables (`PostgresStore`) and the promise tables (`PostgresPromiseStore`) are two surfaces of one
+ * schema, each numbered on its own; either store's `migrate()` creates only its own.
+ */
+export interface Surface {
+  /** The table of applied versions, in the schema. */
+  readonly versionTable: string;
+  readonly migrations: readonly Migration[];
+  readonly version: number;
+  /** How a refusal names what is missing. */
+  readonly what: string;
+}
+
+/** The job tables. */
+export const JOB_SURFACE: Surface = { versionTable: "schema_migrations", migrations: MIGRATIONS, version: SCHEMA_VERSION, what: "schema" };
+
+/** The promise tables. */
+export const PROMISE_SURFACE: Surface = {
+  versionTable: "promise_migrations",
+  migrations: PROMISE_MIGRATIONS,
+  version: PROMISE_SCHEMA_VERSION,
+  what: "promise tables of schema",
+};
 
 /**
  * Creates or upgrades the schema. Concurrent callers (several processes starting at once)
@@ -11,30 +36,36 @@ import { type Executor, adHoc } from "./session.js";
  * older version (how the upgrade tests build a database as an older release left it).
  */
 export async function migrateSchema(executor: Executor, schema: string, schemaName: string, upTo = SCHEMA_VERSION): Promise<MigrateResult> {
+  return migrateSurface(executor, JOB_SURFACE, schema, schemaName, upTo);
+}
+
+/**
+ * {@link migrateSchema} for any surface. Both surfaces take the same lock (one per schema), so a
+ * job migration and a promise migration of one schema never run at once either.
+ */
+export async function migrateSurface(executor: Executor, surface: Surface, schema: string, schemaName: string, upTo = surface.version): Promise<MigrateResult> {
+  const table = `${schema}.${surface.versionTable}`;
   return executor.run("migrate", "transaction", async (session) => {
     await session.query(adHoc("SELECT pg_advisory_xact_lock(hashtextextended('belay.migrate:' || $1, 0))"), [schemaName]);
     await session.query(adHoc(`CREATE SCHEMA IF NOT EXISTS ${schema}`));
     await session.query(
       adHoc(
-        `CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (
+        `CREATE TABLE IF NOT EXISTS ${table} (
            version integer PRIMARY KEY,
            requires integer NOT NULL,
            applied_at timestamptz NOT NULL DEFAULT now()
          )`,
       ),
     );
-    const [row] = await session.query(adHoc(`SELECT coalesce(max(version), 0)::int AS version FROM ${schema}.schema_migrations`));
+    const [row] = await session.query(adHoc(`SELECT coalesce(max(version), 0)::int AS version FROM ${table}`));
     const fromVersion = row!["version"] as number;
-    if (fromVersion > SCHEMA_VERSION) throw new SchemaVersionError(fromVersion, SCHEMA_VERSION);
-    for (const migration of MIGRATIONS) {
+    if (fromVersion > surface.version) throw new SchemaVersionError(fromVersion, surface.version);
+    for (const migration of surface.migrations) {
       if (migration.version <= fromVersion || migration.version > upTo) continue;
       await session.query(adHoc(migration.sql(schema)));
-      await session.query(adHoc(`INSERT INTO ${schema}.schema_migrations (version, requires) VALUES ($1, $2)`), [
-        migration.version,
-        migration.requires,
-      ]);
+      await session.query(adHoc(`INSERT INTO ${table} (version, requires) VALUES ($1, $2)`), [migration.version, migration.requires]);
     }
-    return { fromVersion, toVersion: Math.max(fromVersion, Math.min(upTo, SCHEMA_VERSION)) };
+    return { fromVersion, toVersion: Math.max(fromVersion, Math.min(upTo, surface.version)) };
   });
 }
 
@@ -44,13 +75,15 @@ export async function migrateSchema(executor: Executor, schema: string, schemaNa
  * most this store's version); otherwise `SchemaVersionError`, and `SchemaNotMigratedError` when
  * there is no schema (or an older one).
  */
-export async function checkSchema(executor: Executor, schema: string, schemaName: string): Promise<void> {
-  const where = `schema ${schemaName}`;
+export async function checkSchema(executor: Executor, schema: string, schemaName: string, surface: Surface = JOB_SURFACE): Promise<void> {
+  const where = `${surface.what} ${schemaName}`;
   let row: QueryRow | undefined;
   try {
     [row] = await executor.run("checkSchema", "autocommit", (session) =>
       session.query(
-        adHoc(`SELECT coalesce(max(version), 0)::int AS version, coalesce(max(requires), 0)::int AS requires FROM ${schema}.schema_migrations`),
+        adHoc(
+          `SELECT coalesce(max(version), 0)::int AS version, coalesce(max(requires), 0)::int AS requires FROM ${schema}.${surface.versionTable}`,
+        ),
       ),
     );
   } catch (error) {
@@ -58,5 +91,5 @@ export async function checkSchema(executor: Executor, schema: string, schemaName
     if (state === "42P01" || state === "3F000") throw new SchemaNotMigratedError(where);
     throw error;
   }
-  assertSchemaUsable({ version: row!["version"] as number, requires: row!["requires"] as number }, SCHEMA_VERSION, where);
+  assertSchemaUsable({ version: row!["version"] as number, requires: row!["requires"] as number }, surface.version, where);
 }

@@ -56,8 +56,19 @@ export const DEFAULT_SCHEMA = "belay";
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]*$/;
 
-/** Applies defaults and validates; throws `InvalidInputError` naming the field. */
-export function resolvePostgresStoreConfig(config: PostgresStoreConfig): ResolvedPostgresStoreConfig {
+/** Where a store connects and which schema it works in: the options every PostgreSQL store shares. */
+export interface PostgresConnectionConfig {
+  readonly pool?: PostgresPool;
+  readonly connectionString?: string;
+  readonly maxConnections?: number;
+  readonly schema?: string;
+}
+
+/**
+ * Checks the connection options (exactly one of `pool` and `connectionString`, the pool size, the
+ * schema name); throws `InvalidInputError` naming the field. Returns the schema's plain and quoted names.
+ */
+export function resolveConnectionConfig(config: PostgresConnectionConfig): { readonly schemaName: string; readonly schema: string } {
   if (typeof config !== "object" || config === null) throw new InvalidInputError("config", "must be an object");
   const hasPool = config.pool !== undefined;
   const hasUrl = config.connectionString !== undefined;
@@ -69,15 +80,21 @@ export function resolvePostgresStoreConfig(config: PostgresStoreConfig): Resolve
   if (config.maxConnections !== undefined && (!Number.isSafeInteger(config.maxConnections) || config.maxConnections < 1)) {
     throw new InvalidInputError("maxConnections", "must be an integer ≥ 1");
   }
-  if (config.enqueueConcurrency !== undefined && (!Number.isSafeInteger(config.enqueueConcurrency) || config.enqueueConcurrency < 1)) {
-    throw new InvalidInputError("enqueueConcurrency", "must be an integer ≥ 1");
-  }
   const schemaName = config.schema ?? DEFAULT_SCHEMA;
   if (typeof schemaName !== "string" || !IDENTIFIER.test(schemaName)) {
     throw new InvalidInputError("schema", "must be a plain identifier: letters, digits, _ or $, not starting with a digit");
   }
   if (Buffer.byteLength(schemaName, "utf8") > 63) {
     throw new InvalidInputError("schema", `must be at most 63 bytes, got ${Buffer.byteLength(schemaName, "utf8")}`);
+  }
+  return { schemaName, schema: `"${schemaName}"` };
+}
+
+/** Applies defaults and validates; throws `InvalidInputError` naming the field. */
+export function resolvePostgresStoreConfig(config: PostgresStoreConfig): ResolvedPostgresStoreConfig {
+  const { schemaName, schema } = resolveConnectionConfig(config);
+  if (config.enqueueConcurrency !== undefined && (!Number.isSafeInteger(config.enqueueConcurrency) || config.enqueueConcurrency < 1)) {
+    throw new InvalidInputError("enqueueConcurrency", "must be an integer ≥ 1");
   }
   const historyPolicy = config.historyPolicy ?? "transitionsAndFailureDetail";
   if (!["off", "transitions", "transitionsAndFailureDetail"].includes(historyPolicy)) {
@@ -87,7 +104,7 @@ export function resolvePostgresStoreConfig(config: PostgresStoreConfig): Resolve
   if (config.listenClient !== undefined && typeof config.listenClient !== "function") {
     throw new InvalidInputError("listenClient", "must be a function returning a connection");
   }
-  return { schemaName, schema: `"${schemaName}"`, historyPolicy, hints: config.hints ?? true };
+  return { schemaName, schema, historyPolicy, hints: config.hints ?? true };
 }
 
 /**

@@ -121,9 +121,10 @@ export class Executor {
   /**
    * Runs `body` on one connection. `autocommit`: each statement commits on its own, so the body
    * must issue one write statement (reads around it are fine). `transaction`: BEGIN before the
-   * first statement, COMMIT after the body, ROLLBACK if anything throws.
+   * first statement, COMMIT after the body, ROLLBACK if anything throws. `begin` replaces the
+   * plain `BEGIN` (to name an isolation level whatever the server's default).
    */
-  async run<T>(operation: string, mode: "autocommit" | "transaction", body: (session: Session) => Promise<T>): Promise<T> {
+  async run<T>(operation: string, mode: "autocommit" | "transaction", body: (session: Session) => Promise<T>, begin: Statement = BEGIN): Promise<T> {
     const hook = this.#hook();
     const transactional = mode === "transaction" || hook !== null;
     let client: PostgresPoolClient;
@@ -144,7 +145,7 @@ export class Executor {
       callerTransaction: false,
       query: async (statement, values = []) => {
         if (transactional && !began) {
-          await run(client, BEGIN, [], false);
+          await run(client, begin, [], false);
           began = true;
         }
         return run(client, statement, values, true);

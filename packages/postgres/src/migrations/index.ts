@@ -1,6 +1,7 @@
 import { type Migration, schemaVersionOf } from "@belay/contract";
 import { migration000001 } from "./000001.js";
 import { migration000002 } from "./000002.js";
+import { promiseMigration000001 } from "./promise-000001.js";
 
 /**
  * Every migration, in order; the namespace each `sql` receives is the quoted schema name.
@@ -15,3 +16,13 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
 
 /** The schema version this build of the store knows (and `migrate()` creates). */
 export const SCHEMA_VERSION = schemaVersionOf(MIGRATIONS);
+
+/**
+ * The promise surface's migrations (`PostgresPromiseStore`), numbered on their own and recorded
+ * in `promise_migrations`, beside the job tables in the same schema and under the same
+ * migration lock. Same rules as {@link MIGRATIONS}.
+ */
+export const PROMISE_MIGRATIONS: readonly Migration[] = Object.freeze([{ version: 1, requires: 1, sql: promiseMigration000001 }]);
+
+/** The promise surface's version this build knows (and `PostgresPromiseStore#migrate()` creates). */
+export const PROMISE_SCHEMA_VERSION = schemaVersionOf(PROMISE_MIGRATIONS);

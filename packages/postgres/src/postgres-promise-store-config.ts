@@ -1,0 +1,45 @@
+import { InvalidInputError, type PromiseFrontOptions } from "@belay/contract";
+import type { PostgresPool } from "./pool.js";
+import { resolveConnectionConfig } from "./postgres-store-config.js";
+
+/** Options of {@link PostgresPromiseStore}. Give either `pool` or `connectionString`. */
+export interface PostgresPromiseStoreConfig extends PromiseFrontOptions {
+  /**
+   * Your connection pool: a `pg.Pool`, or anything with the same `connect()`. The store borrows a
+   * connection per operation and returns it at once; `close()` leaves your pool open.
+   */
+  readonly pool?: PostgresPool;
+  /** Or a connection URL: the store creates its own `pg.Pool` (and ends it on `close()`). */
+  readonly connectionString?: string;
+  /** Size of the pool created from `connectionString`. Default 10. */
+  readonly maxConnections?: number;
+  /**
+   * The PostgreSQL schema holding the promise tables: a plain identifier, at most 63 bytes.
+   * Default `belay` — the same schema as the job tables of a `PostgresStore`, beside which they
+   * live (each surface has its own migrations).
+   */
+  readonly schema?: string;
+  /**
+   * How often an operation that met a retriable conflict (a deadlock, a lock timeout, a
+   * concurrent creator of the same id) runs, in all, before it throws `TransientStoreError`. Default 4.
+   */
+  readonly attempts?: number;
+}
+
+/** A promise store config with every default applied and every field checked. */
+export interface ResolvedPostgresPromiseStoreConfig {
+  readonly schemaName: string;
+  /** The schema as a quoted identifier, ready to splice into SQL. */
+  readonly schema: string;
+  readonly attempts: number;
+}
+
+/** Applies defaults and validates; throws `InvalidInputError` naming the field (the front checks `bounds` and `settings`). */
+export function resolvePostgresPromiseStoreConfig(config: PostgresPromiseStoreConfig): ResolvedPostgresPromiseStoreConfig {
+  const { schemaName, schema } = resolveConnectionConfig(config);
+  const attempts = config.attempts ?? 4;
+  if (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 100) {
+    throw new InvalidInputError("attempts", "must be an integer from 1 to 100");
+  }
+  return { schemaName, schema, attempts };
+}

@@ -1,0 +1,181 @@
+import {
+  CheckedPromiseStore,
+  type MigrateResult,
+  type PromiseBackend,
+  type PromiseReader,
+  type PromiseTransaction,
+  type StepHook,
+  StoreClosedError,
+  TransientStoreError,
+} from "@belay/contract";
+import { PROMISE_SURFACE, checkSchema, migrateSurface } from "./migrate.js";
+import { sqlState } from "./pg-errors.js";
+import type { PostgresPool } from "./pool.js";
+import { type PostgresPromiseStoreConfig, type ResolvedPostgresPromiseStoreConfig, resolvePostgresPromiseStoreConfig } from "./postgres-promise-store-config.js";
+import { OwnedPool } from "./postgres-store-config.js";
+import { Executor, type Session, SqlCache, adHoc } from "./session.js";
+import { TransactionMemo, applyPromiseEffects, loadPromiseRows } from "./sql/promise-rows.js";
+import { acknowledgeOutbox, dueTimers, promiseReader, resetPromises, takeOutbox } from "./sql/promise-scans.js";
+
+/**
+ * The conflicts after which an operation runs again from the start, on a fresh transaction:
+ * a deadlock, a serialization failure, a lock timeout, and a unique violation (an insert met a
+ * concurrent creator of the same id, which committed first: the rerun finds its row).
+ */
+const RERUN_SQLSTATES = new Set(["40P01", "40001", "55P03", "23505"]);
+
+/** Every transaction says its isolation level, whatever the server's default. */
+const BEGIN_READ_COMMITTED = adHoc("BEGIN ISOLATION LEVEL READ COMMITTED");
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The SQLSTATE of a driver error, or of the driver error a `TransientStoreError` wraps. */
+function stateOf(error: unknown): string | undefined {
+  return sqlState(error) ?? sqlState((error as { cause?: unknown } | null)?.cause);
+}
+
+/**
+ * The promise backend on PostgreSQL: each operation is one READ COMMITTED transaction whose
+ * loads lock every promise, task and schedule row they read `FOR UPDATE` (one statement per
+ * load) and whose effects are one statement; a retriable conflict reruns the whole operation.
+ */
+class PostgresPromiseBackend implements PromiseBackend {
+  readonly name = "postgres";
+  readonly stepHook = true;
+  readonly #config: ResolvedPostgresPromiseStoreConfig;
+  readonly #pool: PostgresPool;
+  readonly #ownsPool: boolean;
+  readonly #executor: Executor;
+  /** Schema checks, migrations and reads: never through the step hook, which sees only transactions. */
+  readonly #meta: Executor;
+  readonly #sql: SqlCache;
+  #hook: StepHook | null = null;
+  #ready: Promise<void> | null = null;
+  #closed = false;
+
+  constructor(config: PostgresPromiseStoreConfig) {
+    this.#config = resolvePostgresPromiseStoreConfig(config);
+    this.#ownsPool = config.pool === undefined;
+    this.#pool = config.pool ?? new OwnedPool(config.connectionString!, config.maxConnections ?? 10);
+    this.#executor = new Executor(this.#pool, () => this.#hook);
+    this.#meta = new Executor(this.#pool, () => null);
+    this.#sql = new SqlCache(this.#config.schema);
+  }
+
+  get schemaName(): string {
+    return this.#config.schemaName;
+  }
+
+  setStepHook(hook: StepHook | null): void {
+    this.#hook = hook;
+  }
+
+  async migrate(): Promise<MigrateResult> {
+    this.#assertOpen();
+    const result = await migrateSurface(this.#meta, PROMISE_SURFACE, this.#config.schema, this.#config.schemaName);
+    this.#ready = Promise.resolve();
+    return result;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ownsPool) await this.#pool.end();
+  }
+
+  async transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T> {
+    await this.#open();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#executor.run(operation, "transaction", (session) => work(this.#transaction(session)), BEGIN_READ_COMMITTED);
+      } catch (error) {
+        const state = stateOf(error);
+        if (state === undefined || !RERUN_SQLSTATES.has(state)) throw error;
+        if (attempt >= this.#config.attempts) {
+          const reason = error instanceof Error ? error.message : String(error);
+          throw new TransientStoreError(`${operation}: ${reason} (after ${attempt} attempts)`, { cause: error });
+        }
+        // The winner of a unique violation has committed already and a deadlock's survivor is
+        // running: a short, jittered pause keeps two losers from meeting again in lockstep.
+        await sleep(Math.random() * 2 * attempt);
+      }
+    }
+  }
+
+  async read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T> {
+    await this.#open();
+    // Each reader query is one statement, and so one snapshot; the front asks one per read.
+    return this.#meta.run("read", "autocommit", (session) => work(promiseReader(session, this.#sql)));
+  }
+
+  #transaction(session: Session): PromiseTransaction {
+    const sql = this.#sql;
+    const memo = new TransactionMemo();
+    return {
+      load: (keys) => loadPromiseRows(session, sql, keys, memo),
+      apply: (effects) => applyPromiseEffects(session, sql, effects, memo),
+      step: (name) => session.step(name),
+      dueTimers: (now, max) => dueTimers(session, sql, now, max),
+      takeOutbox: (now, max, until) => takeOutbox(session, sql, memo, now, max, until),
+      acknowledgeOutbox: (rows) => acknowledgeOutbox(session, sql, rows),
+      reset: () => resetPromises(session, sql),
+    };
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new StoreClosedError();
+  }
+
+  /** Refuses a closed store and, once per store, a schema without (current) promise tables. */
+  async #open(): Promise<void> {
+    this.#assertOpen();
+    this.#ready ??= checkSchema(this.#meta, this.#config.schema, this.#config.schemaName, PROMISE_SURFACE).catch((error: unknown) => {
+      this.#ready = null;
+      throw error;
+    });
+    await this.#ready;
+  }
+}
+
+/**
+ * The Promise Store Contract on PostgreSQL: the storage of a Distributed Async Await server
+ * (promises, tasks, callbacks, listeners, schedules and the outbox) for any number of server
+ * processes on one database. Every request is checked and decided by the contract's front and
+ * machine; this store supplies one READ COMMITTED transaction per operation with every row it
+ * decides on locked `FOR UPDATE`, one statement per load and one per write, and timer and outbox
+ * scans by index with `FOR UPDATE SKIP LOCKED`. A retriable conflict reruns the operation a few
+ * times, then throws `TransientStoreError`, with nothing committed.
+ *
+ * Its tables live beside a `PostgresStore`'s job tables in the same schema (default `belay`),
+ * with migrations of their own under the same migration lock: each store's `migrate()` creates
+ * only its own surface.
+ */
+export class PostgresPromiseStore extends CheckedPromiseStore {
+  /**
+   * Checks the config (throwing `InvalidInputError` naming the field) and sets the store up; it
+   * connects on first use. Call `migrate()` once before anything else (any number of processes
+   * may, at once): an operation on a schema without the promise tables throws `SchemaNotMigratedError`.
+   *
+   * @example
+   * ```ts
+   * import pg from "pg";
+   * import { PostgresPromiseStore } from "@belay/postgres";
+   *
+   * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+   * const promises = new PostgresPromiseStore({ pool });
+   * await promises.migrate();
+   * const { status, data } = await promises.handle(
+   *   { kind: "promise.create", id: "order-1", timeoutAt: Date.now() + 60_000, tags: { "resonate:target": "poll://any@workers" } },
+   *   Date.now(),
+   * );
+   * ```
+   */
+  constructor(config: PostgresPromiseStoreConfig) {
+    super(new PostgresPromiseBackend(config), config);
+  }
+
+  /** The schema this store works in. */
+  get schema(): string {
+    return (this.backend as PostgresPromiseBackend).schemaName;
+  }
+}

@@ -1,0 +1,47 @@
+import type { PostgresPool, PostgresPoolClient, PostgresQueryConfig } from "../src/index.js";
+
+/** A pool that counts the statements (round trips) its connections run, by text (BEGIN, COMMIT, …). */
+export class CountingPool implements PostgresPool {
+  readonly statements: string[] = [];
+  /** How long each of `statements` took, in milliseconds (client-side: the round trip and the server's work). */
+  readonly durations: number[] = [];
+  constructor(private readonly inner: PostgresPool) {}
+
+  /** Forgets what was counted. */
+  reset(): void {
+    this.statements.length = 0;
+    this.durations.length = 0;
+  }
+
+  /** The statements run since the last reset, each as its first words (BEGIN, COMMIT, WITH aw …, SELECT …). */
+  get count(): number {
+    return this.statements.length;
+  }
+
+  async connect(): Promise<PostgresPoolClient> {
+    const client = await this.inner.connect();
+    const statements = this.statements;
+    const durations = this.durations;
+    return new Proxy(client, {
+      get(target, property, receiver) {
+        if (property === "query") {
+          return async (config: PostgresQueryConfig) => {
+            statements.push(config.text.trim().split(/\s+/).slice(0, 3).join(" "));
+            const start = performance.now();
+            try {
+              return await target.query(config);
+            } finally {
+              durations.push(performance.now() - start);
+            }
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
+
+  end(): Promise<void> {
+    return this.inner.end();
+  }
+}

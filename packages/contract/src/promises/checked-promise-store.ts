@@ -63,8 +63,8 @@ async function runInTransaction<T>(
       result = decide(new PromiseMachine(ws, now, settings), ws);
     } catch (error) {
       if (!(error instanceof RowsNeeded)) throw error;
-      if (cache.missing([error.key]).length === 0) throw new Error(`promise machine: asked again for loaded rows (${error.key.kind})`);
-      keys = [error.key];
+      if (cache.missing(error.keys).length === 0) throw new Error(`promise machine: asked again for loaded rows (${error.message})`);
+      keys = error.keys;
       continue;
     }
     const effects = ws.effects();

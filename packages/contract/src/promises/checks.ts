@@ -10,13 +10,13 @@ import { PROMISE_KINDS, type PromiseRequest } from "./requests.js";
 
 /** The size limits of a promise store. Every one is enforced loudly, naming the field. */
 export interface PromiseBounds {
-  /** Promise, task, schedule and process ids, in characters. Default 1024. */
+  /** Promise, task, schedule and process ids, in UTF-8 bytes (what an index entry holds). Default 1024. */
   readonly idLength: number;
   /** Tags on one promise (or one schedule's promises). Default 64. */
   readonly tagsPerPromise: number;
-  /** A tag key, in characters. Default 256. */
+  /** A tag key, in UTF-8 bytes. Default 256. */
   readonly tagKeyLength: number;
-  /** A tag value, in characters. Default 2048. */
+  /** A tag value, in UTF-8 bytes (the branch tag is indexed). Default 2048. */
   readonly tagValueLength: number;
   /** A param or value (data and headers), in UTF-8 bytes. Default 1 MiB. */
   readonly valueBytes: number;
@@ -64,10 +64,12 @@ function object(value: unknown, field: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-function text(value: unknown, field: string, limit: number, what = "characters"): string {
+/** A non-empty, storable string of at most `limit` UTF-8 bytes. */
+function text(value: unknown, field: string, limit: number): string {
   if (typeof value !== "string" || value.length === 0) invalid(field, "must be a non-empty string");
   const s = value as string;
-  if (s.length > limit) invalid(field, `must be at most ${limit} ${what}, got ${s.length}`);
+  const bytes = s.length > limit / 3 ? utf8ByteLength(s) : s.length;
+  if (bytes > limit) invalid(field, `must be at most ${limit} bytes (UTF-8), got ${bytes}`);
   const problem = textProblem(s);
   if (problem !== null) invalid(field, problem);
   return s;
@@ -97,7 +99,7 @@ function tags(value: unknown, field: string, bounds: PromiseBounds): Record<stri
   for (const [key, tag] of entries) {
     text(key, `${field}.${key.slice(0, 64)}`, bounds.tagKeyLength);
     if (typeof tag !== "string") invalid(`${field}.${key}`, "must be a string");
-    if ((tag as string).length > bounds.tagValueLength) invalid(`${field}.${key}`, `must be at most ${bounds.tagValueLength} characters`);
+    if (utf8ByteLength(tag as string) > bounds.tagValueLength) invalid(`${field}.${key}`, `must be at most ${bounds.tagValueLength} bytes (UTF-8)`);
     const problem = textProblem(tag as string);
     if (problem !== null) invalid(`${field}.${key}`, problem);
   }

@@ -501,6 +501,11 @@ export class PromiseMachine {
    * an `unblock`.
    */
   settle(row: PromiseRow, state: SettleState | "rejected_timedout", value: PromiseValue, settledAt: Instant): PromiseRow {
+    // The whole chain's rows at once: one load, not one per kind.
+    this.#ws.need([
+      { kind: "awaiters", promiseId: row.id },
+      { kind: "listeners", promiseId: row.id },
+    ]);
     const settled: PromiseRow = { ...row, state, value, settledAt };
     this.#ws.putPromise(settled);
     const task = this.#ws.task(row.id);

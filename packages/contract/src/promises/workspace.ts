@@ -18,11 +18,13 @@ import type {
  * more rows decides the same way).
  */
 export class RowsNeeded extends Error {
-  readonly key: RowKey;
+  /** Every key the run found missing at once (loaded together, in one round trip). */
+  readonly keys: readonly RowKey[];
 
-  constructor(key: RowKey) {
-    super(`rows needed: ${key.kind}`);
-    this.key = key;
+  constructor(keys: RowKey | readonly RowKey[]) {
+    const list = Array.isArray(keys) ? (keys as readonly RowKey[]) : [keys as RowKey];
+    super(`rows needed: ${list.map((key) => key.kind).join(", ")}`);
+    this.keys = list;
   }
 }
 
@@ -100,6 +102,12 @@ export class Workspace {
   }
 
   // ---- reads -------------------------------------------------------------------------------
+
+  /** Throws one {@link RowsNeeded} for every key of `keys` not loaded yet (so they load together). */
+  need(keys: readonly RowKey[]): void {
+    const missing = this.#cache.missing(keys);
+    if (missing.length > 0) throw new RowsNeeded(missing);
+  }
 
   promise(id: string): PromiseRow | null {
     const own = this.#promises.get(id);

@@ -1,7 +1,14 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve as serveNode } from "@hono/node-server";
-import type { BelayServer } from "./create-server.js";
+
+/** What `serve()` serves: a `BelayServer`, a `PromiseServer`, or anything with the same `fetch` and `close`. */
+export interface Servable {
+  readonly fetch: (request: Request, env?: unknown) => Response | Promise<Response>;
+  close(): Promise<void>;
+  /** Told the URL it is served at, once bound. */
+  setServerUrl?(url: string): void;
+}
 
 /** A listening server. */
 export interface Listener {
@@ -12,8 +19,8 @@ export interface Listener {
   close(): Promise<void>;
 }
 
-/** Serves a {@link BelayServer} on Node's HTTP server. */
-export async function serve(server: BelayServer, options: { readonly host?: string; readonly port?: number } = {}): Promise<Listener> {
+/** Serves a `BelayServer` (or a `PromiseServer`) on Node's HTTP server. */
+export async function serve(server: Servable, options: { readonly host?: string; readonly port?: number } = {}): Promise<Listener> {
   const host = options.host ?? "127.0.0.1";
   const http = await new Promise<Server>((resolve, reject) => {
     const s = serveNode({ fetch: server.fetch, hostname: host, port: options.port ?? 8080 }, () => resolve(s as Server)) as Server;
@@ -21,8 +28,10 @@ export async function serve(server: BelayServer, options: { readonly host?: stri
   });
   const { port } = http.address() as AddressInfo;
   const shown = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  const url = `http://${shown}:${port}`;
+  server.setServerUrl?.(url);
   return {
-    url: `http://${shown}:${port}`,
+    url,
     port,
     async close() {
       await server.close();

@@ -12,11 +12,18 @@ describe("parseServerArgs", () => {
       jobs: null,
       tokens: [],
       title: null,
+      promises: { host: "127.0.0.1", port: 8001 },
+      debug: false,
     });
     const env = { BELAY_STORE: "sqlite:./x.db", PORT: "9000", BELAY_JOBS: "jobs.js", BELAY_SERVER_TOKENS: "a:12345678 b:87654321:view" };
     const args = parseServerArgs(["--token", "c:abcdefgh", "--with-worker", "--migrate"], env);
     expect(args).toMatchObject({ store: "sqlite:./x.db", port: 9000, jobs: "jobs.js", withWorker: true, migrate: true });
     expect(args.tokens.map((t) => t.name)).toEqual(["a", "b", "c"]);
+    expect(parseServerArgs(["--store", "memory:", "--promises-host", "::1", "--promises-port", "0", "--debug"], {})).toMatchObject({
+      promises: { host: "::1", port: 0 },
+      debug: true,
+    });
+    expect(parseServerArgs(["--store", "memory:"], { BELAY_PROMISES_PORT: "off" }).promises.port).toBeNull();
   });
 
   it.each([
@@ -24,6 +31,8 @@ describe("parseServerArgs", () => {
     [["--store", "memory:", "--port", "70000"], "--port"],
     [["--store", "memory:", "--with-worker"], "--jobs"],
     [["--store", "memory:", "--bogus"], "argv"],
+    [["--store", "memory:", "--promises-port", "8x"], "--promises-port"],
+    [["--store", "memory:", "--promises-port", "65536"], "--promises-port"],
   ])("refuses %j naming %s", (argv, field) => {
     expect(() => parseServerArgs(argv, {})).toThrow(expect.objectContaining({ field }));
   });

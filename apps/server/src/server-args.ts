@@ -13,6 +13,10 @@ export interface ServerArgs {
   readonly jobs: string | null;
   readonly tokens: readonly ServerToken[];
   readonly title: string | null;
+  /** The durable-promise listener's address (the Resonate envelope); `port: null` runs none. */
+  readonly promises: { readonly host: string; readonly port: number | null };
+  /** Debug mode of the promise listener: the debug kinds and `resonate:debug_time` are answered. */
+  readonly debug: boolean;
 }
 
 /** The text `belay-server --help` prints. */
@@ -27,8 +31,13 @@ export const SERVER_USAGE = `usage: belay-server --store <url> [options]
   --token <name:secret[:permissions]>
                            a bearer token (repeatable); the name is the audit actor; permissions
                            default to all: view,viewSensitive,enqueue,cancel,requeue,pauseQueue,
-                           triggerSchedule,manageSchedules                                (env BELAY_SERVER_TOKENS)
-  --title <text>           the dashboard's title (default Belay)`;
+                           triggerSchedule,manageSchedules,promises                       (env BELAY_SERVER_TOKENS)
+  --title <text>           the dashboard's title (default Belay)
+  --promises-host <addr>   the durable-promise listener's address (default 127.0.0.1)
+  --promises-port <n|off>  its port: the Resonate protocol (2026-04-01) for @resonatehq/sdk
+                           clients (default 8001; 0 = any free port; off = none)     (env BELAY_PROMISES_PORT)
+  --debug                  answer the protocol's debug kinds and resonate:debug_time (for trace
+                           checkers; never in production)`;
 
 /** Thrown for `--help`: the usage text is the message. */
 export class ServerHelpRequested extends Error {}
@@ -48,6 +57,9 @@ export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
         "with-worker": { type: "boolean" },
         token: { type: "string", multiple: true },
         title: { type: "string" },
+        "promises-host": { type: "string" },
+        "promises-port": { type: "string" },
+        debug: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -61,6 +73,12 @@ export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
   const portText = values.port ?? env["PORT"] ?? "8080";
   const port = Number(portText);
   if (!Number.isSafeInteger(port) || port < 0 || port > 65_535) throw new InvalidInputError("--port", `must be 0..65535, got ${portText}`);
+  const promisesPortText = values["promises-port"] ?? env["BELAY_PROMISES_PORT"] ?? "8001";
+  let promisesPort: number | null = null;
+  if (promisesPortText !== "off") {
+    promisesPort = Number(promisesPortText);
+    if (!/^\d+$/.test(promisesPortText) || promisesPort > 65_535) throw new InvalidInputError("--promises-port", `must be 0..65535 or off, got ${promisesPortText}`);
+  }
   const jobs = values.jobs ?? env["BELAY_JOBS"] ?? null;
   const withWorker = values["with-worker"] ?? false;
   if (withWorker && jobs === null) throw new InvalidInputError("--jobs", "--with-worker needs --jobs <module>");
@@ -77,5 +95,7 @@ export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
     jobs,
     tokens,
     title: values.title ?? null,
+    promises: { host: values["promises-host"] ?? "127.0.0.1", port: promisesPort },
+    debug: values.debug ?? false,
   };
 }

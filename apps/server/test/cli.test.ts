@@ -55,8 +55,22 @@ describe("belay-server", () => {
   }, 60_000);
 
   it("serves the API and dashboard with an embedded worker, and stops gracefully on SIGTERM", async () => {
-    const server = run(["--store", "memory:", "--port", "0", "--migrate", "--with-worker", "--jobs", "test/fixtures/jobs.ts", "--token", "ops:secret-for-ops"]);
+    const server = run(["--store", "memory:", "--port", "0", "--promises-port", "0", "--migrate", "--with-worker", "--jobs", "test/fixtures/jobs.ts", "--token", "ops:secret-for-ops"]);
     const [, base] = await waitFor(/dashboard (http:\/\/\S+?)\/ /, server.output);
+    // The durable-promise listener of the same process: with a token configured, anonymous callers get nothing.
+    const [, promises] = await waitFor(/durable promises (http:\/\/\S+)/, server.output);
+    expect(server.output()).toContain("a token with the promises permission required");
+    expect((await fetch(`${promises}/health`)).status).toBe(200);
+    const envelope = (token?: string) =>
+      fetch(promises!, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+        body: JSON.stringify({ kind: "promise.create", head: { corrId: "c1", version: "2026-04-01" }, data: { id: "p1", timeoutAt: Date.now() + 60_000 } }),
+      });
+    expect((await envelope()).status).toBe(401);
+    const created = await envelope("secret-for-ops");
+    expect(created.status).toBe(200);
+    expect(await created.json()).toMatchObject({ kind: "promise.create", head: { corrId: "c1", status: 200 }, data: { promise: { id: "p1", state: "pending" } } });
     const enqueue = await fetch(`${base}/api/v1/jobs`, {
       method: "POST",
       headers: { authorization: "Bearer secret-for-ops", "content-type": "application/json" },

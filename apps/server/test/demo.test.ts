@@ -35,7 +35,7 @@ describe("pnpm start (the demo)", () => {
 
   it("serves the dashboard at the printed link, writes belay.db where it was started, and stops on SIGTERM", async () => {
     // `exec`: the shell becomes the demo process, so SIGTERM reaches it as it would from pnpm.
-    const command = `exec ${scripts(PACKAGE)["demo"]} --port 0`;
+    const command = `exec ${scripts(PACKAGE)["demo"]} --port 0 --promises-port 0`;
     child = spawn("sh", ["-c", command], {
       cwd: PACKAGE,
       detached: true,
@@ -54,6 +54,11 @@ describe("pnpm start (the demo)", () => {
       if (link === null) await new Promise((r) => setTimeout(r, 100));
     }
     expect(link, `no dashboard link printed:\n${output}`).not.toBeNull();
+
+    // Both listeners' addresses are printed; the promise listener answers.
+    const promises = /Promises: +(http:\/\/\S+)/.exec(output)?.[1];
+    expect(promises, `no promise listener printed:\n${output}`).toBeDefined();
+    expect((await fetch(`${promises}/ready`)).status).toBe(200);
 
     const page = await fetch(link!);
     expect(page.status).toBe(200);

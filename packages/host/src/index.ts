@@ -3,8 +3,8 @@
  * the host's settings, run the worker groups with metrics, serve health, stop gracefully. Shared
  * by `belay-worker` and `belay-server --with-worker`.
  */
-export { openStore, redactStoreUrl } from "./store-url.js";
-export type { OpenStoreOptions } from "./store-url.js";
+export { openStore, openPromiseStore, redactStoreUrl } from "./store-url.js";
+export type { OpenStoreOptions, OpenPromiseStoreOptions } from "./store-url.js";
 export { loadJobsModule, jobsFromModule } from "./jobs-module.js";
 export type { JobsModule } from "./jobs-module.js";
 export { parseHostConfig, hostConfigSchema, HelpRequested } from "./host-config.js";

@@ -1,4 +1,4 @@
-import { type Bounds, type HistoryPolicy, InvalidInputError, type JobStore } from "@belay/contract";
+import { type Bounds, type HistoryPolicy, InvalidInputError, type JobStore, type PromiseBounds, type PromiseSettings, type PromiseStore } from "@belay/contract";
 
 /** Options every store URL accepts. */
 export interface OpenStoreOptions {
@@ -20,15 +20,78 @@ export interface OpenStoreOptions {
  * ```
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<JobStore> {
-  if (typeof url !== "string" || url.length === 0) throw new InvalidInputError("store", "needs a store URL (memory:, sqlite:<path>, postgres://…)");
   const common = {
     ...(options.historyPolicy === undefined ? {} : { historyPolicy: options.historyPolicy }),
     ...(options.bounds === undefined ? {} : { bounds: options.bounds }),
   };
-  if (url === "memory:" || url.startsWith("memory:")) {
-    const { MemoryStore } = await import("@belay/memory");
-    return new MemoryStore({ ...common, wakeUpHints: true });
+  const parsed = parseStoreUrl(url);
+  switch (parsed.kind) {
+    case "memory": {
+      const { MemoryStore } = await import("@belay/memory");
+      return new MemoryStore({ ...common, wakeUpHints: true });
+    }
+    case "sqlite": {
+      const { SqliteStore } = await importAdapter("sqlite:", "@belay/sqlite better-sqlite3", () => import("@belay/sqlite"));
+      return new SqliteStore({ ...parsed.file, ...common });
+    }
+    case "postgres": {
+      const { PostgresStore } = await importAdapter("postgres:", "@belay/postgres pg", () => import("@belay/postgres"));
+      return new PostgresStore({ ...parsed.connection, ...common });
+    }
   }
+}
+
+/** Options every store URL accepts for a promise store. */
+export interface OpenPromiseStoreOptions {
+  readonly bounds?: Partial<PromiseBounds>;
+  readonly settings?: Partial<PromiseSettings>;
+}
+
+/**
+ * Opens the promise store (the storage of durable promises, `PromiseStore`) a URL names, with the
+ * same grammar as {@link openStore}: `memory:` (a `MemoryPromiseStore`, nothing survives the
+ * process), `sqlite:<path>` (a `SqlitePromiseStore` in the same file and under the same table
+ * prefix as the URL's job store) or `postgres://…` (a `PostgresPromiseStore` in the same schema).
+ * The promise tables have migrations of their own: call `migrate()` on the store this returns.
+ *
+ * @example
+ * ```ts
+ * const promises = await openPromiseStore("sqlite:./belay.db");
+ * await promises.migrate();
+ * ```
+ */
+export async function openPromiseStore(url: string, options: OpenPromiseStoreOptions = {}): Promise<PromiseStore> {
+  const front = {
+    ...(options.bounds === undefined ? {} : { bounds: options.bounds }),
+    ...(options.settings === undefined ? {} : { settings: options.settings }),
+  };
+  const parsed = parseStoreUrl(url);
+  switch (parsed.kind) {
+    case "memory": {
+      const { MemoryPromiseStore } = await import("@belay/memory");
+      return new MemoryPromiseStore(front);
+    }
+    case "sqlite": {
+      const { SqlitePromiseStore } = await importAdapter("sqlite:", "@belay/sqlite better-sqlite3", () => import("@belay/sqlite"));
+      return new SqlitePromiseStore({ ...parsed.file, ...front });
+    }
+    case "postgres": {
+      const { PostgresPromiseStore } = await importAdapter("postgres:", "@belay/postgres pg", () => import("@belay/postgres"));
+      return new PostgresPromiseStore({ ...parsed.connection, ...front });
+    }
+  }
+}
+
+/** A store URL, read: which store it names and that store's options. */
+type ParsedStoreUrl =
+  | { readonly kind: "memory" }
+  | { readonly kind: "sqlite"; readonly file: { readonly path: string; readonly tablePrefix?: string; readonly synchronous?: "normal" | "full" } }
+  | { readonly kind: "postgres"; readonly connection: { readonly connectionString: string; readonly schema?: string } };
+
+/** Reads a store URL; throws `InvalidInputError` naming `store`. */
+function parseStoreUrl(url: string): ParsedStoreUrl {
+  if (typeof url !== "string" || url.length === 0) throw new InvalidInputError("store", "needs a store URL (memory:, sqlite:<path>, postgres://…)");
+  if (url.startsWith("memory:")) return { kind: "memory" };
   if (url.startsWith("sqlite:")) {
     const [rawPath = "", query = ""] = url.slice("sqlite:".length).replace(/^\/\//, "").split("?");
     if (rawPath.length === 0) throw new InvalidInputError("store", "sqlite: needs a file path, e.g. sqlite:./belay.db");
@@ -37,24 +100,22 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     if (synchronous !== null && synchronous !== "normal" && synchronous !== "full") {
       throw new InvalidInputError("store", "sqlite: synchronous must be normal or full");
     }
-    const { SqliteStore } = await importAdapter("sqlite:", "@belay/sqlite better-sqlite3", () => import("@belay/sqlite"));
-    return new SqliteStore({
-      path: decodeURIComponent(rawPath),
-      ...common,
-      ...(params.get("prefix") === null ? {} : { tablePrefix: params.get("prefix")! }),
-      ...(synchronous === null ? {} : { synchronous }),
-    });
+    const prefix = params.get("prefix");
+    return {
+      kind: "sqlite",
+      file: { path: decodeURIComponent(rawPath), ...(prefix === null ? {} : { tablePrefix: prefix }), ...(synchronous === null ? {} : { synchronous }) },
+    };
   }
   if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
-    const parsed = new URL(url);
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new InvalidInputError("store", "is not a valid postgres:// URL");
+    }
     const schema = parsed.searchParams.get("schema");
     parsed.searchParams.delete("schema");
-    const { PostgresStore } = await importAdapter("postgres:", "@belay/postgres pg", () => import("@belay/postgres"));
-    return new PostgresStore({
-      connectionString: parsed.toString(),
-      ...common,
-      ...(schema === null ? {} : { schema }),
-    });
+    return { kind: "postgres", connection: { connectionString: parsed.toString(), ...(schema === null ? {} : { schema }) } };
   }
   throw new InvalidInputError("store", `unknown store URL ${url}: use memory:, sqlite:<path> or postgres://…`);
 }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isBelayError } from "@belay/contract";
 import { describe, expect, it } from "vitest";
-import { openStore, redactStoreUrl } from "../src/index.js";
+import { openPromiseStore, openStore, redactStoreUrl } from "../src/index.js";
 
 describe("openStore", () => {
   it("opens memory: and sqlite: stores, with the URL's options", async () => {
@@ -37,6 +37,43 @@ describe("openStore", () => {
       expect(isBelayError(error, "BELAY_INVALID_INPUT"), url).toBe(true);
       expect((error as { field: string }).field).toBe("store");
       expect((error as Error).message).toMatch(message);
+    }
+  });
+
+  it("opens the promise store of memory: and sqlite: URLs, beside the job store in the same file", async () => {
+    const memory = await openPromiseStore("memory:", { settings: { retryTimeoutMs: 5_000 } });
+    expect(memory.capabilities.name).toBe("memory");
+    expect(memory.capabilities.settings.retryTimeoutMs).toBe(5_000);
+    await memory.close();
+
+    const dir = mkdtempSync(join(tmpdir(), "belay-host-promise-url-"));
+    try {
+      const url = `sqlite:${join(dir, "belay.db")}?prefix=app_`;
+      const jobs = await openStore(url);
+      await jobs.migrate();
+      const promises = await openPromiseStore(url, { bounds: { idLength: 64 } });
+      expect(promises.capabilities.name).toBe("sqlite");
+      expect(promises.capabilities.bounds.idLength).toBe(64);
+      await promises.migrate();
+      expect((await promises.handle({ kind: "promise.create", id: "p1", timeoutAt: 10_000 }, 0)).status).toBe(200);
+      await promises.close();
+      const again = await openPromiseStore(url);
+      expect(await again.handle({ kind: "promise.get", id: "p1" }, 1)).toMatchObject({ status: 200, data: { promise: { id: "p1", state: "pending" } } });
+      await again.close();
+      await jobs.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a bad promise store URL as openStore does", async () => {
+    for (const url of ["", "redis://localhost", "sqlite:", "postgres://[bad"]) {
+      const error = await openPromiseStore(url).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(isBelayError(error, "BELAY_INVALID_INPUT"), url).toBe(true);
+      expect((error as { field: string }).field).toBe("store");
     }
   });
 

@@ -10,6 +10,9 @@ import { InvalidInputError } from "@belay/contract";
  * - `pauseQueue` — pause, resume and set a queue's concurrency limit
  * - `triggerSchedule` — run one extra instance of a schedule now
  * - `manageSchedules` — create, redefine and remove schedules
+ * - `promises` — use the durable-promise listener (the Resonate envelope `POST /` with every
+ *   kind, and `GET /poll/:group/:id`): create, settle and read promises, run tasks, manage
+ *   promise schedules
  */
 export type Permission =
   | "view"
@@ -19,7 +22,8 @@ export type Permission =
   | "requeue"
   | "pauseQueue"
   | "triggerSchedule"
-  | "manageSchedules";
+  | "manageSchedules"
+  | "promises";
 
 /** Every permission, in the order the docs list them. */
 export const PERMISSIONS: readonly Permission[] = Object.freeze([
@@ -31,6 +35,7 @@ export const PERMISSIONS: readonly Permission[] = Object.freeze([
   "pauseQueue",
   "triggerSchedule",
   "manageSchedules",
+  "promises",
 ]);
 
 /** Parses `view,cancel,…` (or `*` for all); throws `InvalidInputError` naming `field`. */

@@ -1,0 +1,188 @@
+import { type Server, createServer as createHttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { isMessage } from "@resonatehq/sdk";
+import { silentLogger } from "@belay/core";
+import { MemoryPromiseStore } from "@belay/memory";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Listener, createPromiseServer, serve } from "../src/index.js";
+import { type PromiseHarness, VERSION, promiseHarness } from "./promise-helpers.js";
+
+// Delivery from the outbox: SSE pollers (`uni` and `any` routing, a bounded number of them),
+// HTTP push targets, and what stays in the outbox when nobody can take it.
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function open(options: Parameters<typeof promiseHarness>[0] = {}): Promise<PromiseHarness> {
+  const h = await promiseHarness(options);
+  cleanups.push(() => h.close());
+  return h;
+}
+
+/** A poller over a real socket: the parsed messages it has received so far. */
+async function connect(base: string, group: string, id: string): Promise<{ readonly messages: any[]; close(): void }> {
+  const controller = new AbortController();
+  const response = await fetch(`${base}/poll/${encodeURIComponent(group)}/${encodeURIComponent(id)}`, { signal: controller.signal });
+  expect(response.status).toBe(200);
+  const messages: any[] = [];
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  void (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          for (const line of event.split("\n")) if (line.startsWith("data: ")) messages.push(JSON.parse(line.slice("data: ".length)));
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  const poller = { messages, close: () => controller.abort() };
+  cleanups.push(async () => poller.close());
+  return poller;
+}
+
+async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function listen(
+  options: Partial<Parameters<typeof createPromiseServer>[0]> = {},
+): Promise<{ listener: Listener; send: (kind: string, data: unknown) => Promise<any>; server: ReturnType<typeof createPromiseServer>; store: MemoryPromiseStore }> {
+  const store = new MemoryPromiseStore();
+  await store.migrate();
+  // Long intervals: a message arriving promptly was delivered by the wake after its write.
+  const server = createPromiseServer({ store, logger: silentLogger, timerIntervalMs: 60_000, outboxIntervalMs: 60_000, ...options });
+  const listener = await serve(server, { port: 0 });
+  cleanups.push(() => listener.close());
+  let n = 0;
+  const send = async (kind: string, data: unknown) => {
+    const response = await fetch(listener.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind, head: { corrId: `d${++n}`, version: VERSION }, data }) });
+    return response.json();
+  };
+  return { listener, send, server, store };
+}
+
+describe("delivery to pollers", () => {
+  it("an execute reaches a poller of the target's group at once after the write; uni reaches only its own id; any@group/id prefers that id", async () => {
+    const { listener, send, server, store } = await listen();
+    const w1 = await connect(listener.url, "workers", "w1");
+    const w2 = await connect(listener.url, "workers", "w2");
+    await until("both pollers", () => (server.pollers.size === 2 ? true : undefined));
+
+    const timeoutAt = Date.now() + 60_000;
+    await send("promise.create", { id: "to-w2", timeoutAt, tags: { "resonate:target": "poll://any@workers/w2" } });
+    const execute = await until("the execute", () => w2.messages.find((m) => m.kind === "execute"));
+    expect(execute).toEqual({ kind: "execute", head: { serverUrl: listener.url }, data: { task: { id: "to-w2", version: 0 } } });
+    expect(isMessage(execute)).toBe(true);
+    expect(w1.messages).toEqual([]);
+
+    await send("promise.create", { id: "awaited", timeoutAt });
+    await send("promise.register_listener", { awaited: "awaited", address: "poll://uni@workers/w1" });
+    await send("promise.settle", { id: "awaited", state: "resolved", value: { data: "eQ==" } });
+    const unblock = await until("the unblock", () => w1.messages.find((m) => m.kind === "unblock"));
+    expect(unblock).toMatchObject({ kind: "unblock", head: {}, data: { promise: { id: "awaited", state: "resolved", value: { data: "eQ==" } } } });
+    expect(isMessage(unblock)).toBe(true);
+    expect(w2.messages.filter((m) => m.kind === "unblock")).toEqual([]);
+
+    // any@group without an id: some poller of the group, round robin.
+    for (const id of ["a1", "a2"]) await send("promise.create", { id, timeoutAt, tags: { "resonate:target": "poll://any@workers" } });
+    await until("both anycasts", () => (w1.messages.length + w2.messages.length === 4 ? true : undefined));
+    expect(new Set([...w1.messages, ...w2.messages].map((m) => m.data.task?.id ?? m.data.promise.id))).toEqual(new Set(["to-w2", "awaited", "a1", "a2"]));
+    await until("an empty outbox", async () => ((await store.snapshot(Date.now())).outbox.length === 0 ? true : undefined));
+  });
+
+  it("a message sent before its poller connects is delivered once it does (after the take lease)", async () => {
+    const { listener, send, server } = await listen({ outboxIntervalMs: 50, outboxLeaseMs: 200 });
+    await send("promise.create", { id: "early", timeoutAt: Date.now() + 60_000, tags: { "resonate:target": "poll://any@late" } });
+    await new Promise((r) => setTimeout(r, 100));
+    const late = await connect(listener.url, "late", "l1");
+    const execute = await until("the execute", () => late.messages.find((m) => m.kind === "execute"));
+    expect(execute.data.task.id).toBe("early");
+    expect(server.pollers.size).toBe(1);
+  });
+
+  it("refuses pollers past its bound with 503", async () => {
+    const { listener } = await listen({ maxPollers: 1 });
+    await connect(listener.url, "g", "p1");
+    const second = await fetch(`${listener.url}/poll/g/p2`);
+    expect(second.status).toBe(503);
+    expect(second.headers.get("retry-after")).not.toBeNull();
+  });
+});
+
+describe("the outbox drain", () => {
+  const target = "poll://any@nobody";
+
+  it("leaves a message nobody can take in the outbox; takes it again once its lease lapses", async () => {
+    const h = await open({ outboxLeaseMs: 1_000 });
+    await h.send("promise.create", { id: "p", timeoutAt: h.clock.time + 60_000, tags: { "resonate:target": target } });
+    expect(await h.server.drain.drainOnce()).toEqual({ taken: 1, delivered: 0, dropped: 0 });
+    expect((await h.store.snapshot(h.clock.time)).outbox).toHaveLength(1);
+    expect((await h.server.drain.drainOnce()).taken).toBe(0);
+    h.clock.time += 1_000;
+    expect((await h.server.drain.drainOnce()).taken).toBe(1);
+  });
+
+  it("gives up an unblock whose listener is gone after unblockGiveUpMs; drops a message to an address it cannot reach", async () => {
+    const h = await open({ outboxLeaseMs: 1_000, unblockGiveUpMs: 5_000 });
+    await h.send("promise.create", { id: "p", timeoutAt: h.clock.time + 60_000 });
+    await h.send("promise.register_listener", { awaited: "p", address: "poll://uni@client/gone" });
+    await h.send("promise.settle", { id: "p", state: "resolved" });
+    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, dropped: 0 });
+    h.clock.time += 2_000;
+    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, dropped: 0 });
+    h.clock.time += 4_000;
+    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, dropped: 1 });
+    expect((await h.store.snapshot(h.clock.time)).outbox).toEqual([]);
+
+    await h.send("promise.create", { id: "b", timeoutAt: h.clock.time + 60_000, tags: { "resonate:target": "bash://run-it" } });
+    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, dropped: 1 });
+    expect((await h.store.snapshot(h.clock.time)).outbox).toEqual([]);
+  });
+
+  it("POSTs messages to http(s) targets: acknowledged on 2xx, kept otherwise", async () => {
+    const received: { path: string; type: string | undefined; body: any }[] = [];
+    let answer = 200;
+    const hook: Server = createHttpServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+      request.on("end", () => {
+        received.push({ path: request.url ?? "", type: request.headers["content-type"], body: JSON.parse(body) });
+        response.writeHead(answer).end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise((resolve) => hook.close(resolve)));
+    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+    const h = await open({ outboxLeaseMs: 1_000, serverUrl: "http://belay.example:8001" });
+    await h.send("promise.create", { id: "p", timeoutAt: h.clock.time + 60_000, tags: { "resonate:target": url } });
+    answer = 500;
+    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, delivered: 0 });
+    answer = 202;
+    h.clock.time += 1_000;
+    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, delivered: 1 });
+    expect((await h.store.snapshot(h.clock.time)).outbox).toEqual([]);
+    expect(received.at(-1)).toEqual({
+      path: "/hook",
+      type: "application/json",
+      body: { kind: "execute", head: { serverUrl: "http://belay.example:8001" }, data: { task: { id: "p", version: 0 } } },
+    });
+  });
+});

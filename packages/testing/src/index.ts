@@ -4,3 +4,15 @@
 export { createTestHarness, TestHarness, DEFAULT_START } from "./test-harness.js";
 export type { TestHarnessOptions } from "./test-harness.js";
 export { VirtualClock } from "./virtual-clock.js";
+export { ProtocolStream, streamPromiseIds, STREAM_SCHEDULE_IDS, parentOf, originOf } from "./differential/protocol-stream.js";
+export type { StreamStep, ProtocolStreamOptions } from "./differential/protocol-stream.js";
+export { SeededRandom } from "./differential/random.js";
+export { canonicalJson, plainJson } from "./differential/protocol-system.js";
+export type { WireRequest, ProtocolAnswer, ProtocolSnapshot, ProtocolSystem, SnapshotTask, SnapshotMessage } from "./differential/protocol-system.js";
+export { runDifferential, DifferentialMismatch } from "./differential/differential-run.js";
+export type { DifferenceRule, DifferentialOptions, DifferentialReport, AnswerPair, SnapshotPair, RunContext, RequestContext } from "./differential/differential-run.js";
+export { promiseStoreSystem, normalPromiseSnapshot } from "./differential/promise-store-system.js";
+export type { PromiseStoreSystemOptions, NextOccurrence } from "./differential/promise-store-system.js";
+export { sdkServerSystem } from "./differential/sdk-server-system.js";
+export type { SdkServer, SdkServerSystem, SdkServerSystemOptions, SdkPromiseRow, SdkTaskRow, SdkRequest } from "./differential/sdk-server-system.js";
+export { SDK_SERVER_DIFFERENCES } from "./differential/sdk-differences.js";

@@ -1,0 +1,3 @@
+import { promiseDifferentialSuite } from "./promise-differential.js";
+
+promiseDifferentialSuite("b");

@@ -76,8 +76,12 @@ export async function storeUrlTargets(file: string): Promise<readonly StoreUrlTa
   return [sqlite, postgres];
 }
 
-/** A `belay-server` on `store` (migrated), both listeners on free ports, no tokens (local callers may use the promise listener). */
-export function startTestServer(store: string, promises: Partial<Omit<PromiseServerOptions, "store" | "tokens" | "debug" | "logger">> = {}): Promise<RunningServer> {
+/** A `belay-server` on `store` (migrated), both listeners on free ports; without `tokens`, local callers may use the promise listener. */
+export function startTestServer(
+  store: string,
+  promises: Partial<Omit<PromiseServerOptions, "store" | "tokens" | "debug" | "logger">> = {},
+  tokens: ServerArgs["tokens"] = [],
+): Promise<RunningServer> {
   const args: ServerArgs = {
     store,
     host: "127.0.0.1",
@@ -85,7 +89,7 @@ export function startTestServer(store: string, promises: Partial<Omit<PromiseSer
     migrate: true,
     withWorker: false,
     jobs: null,
-    tokens: [],
+    tokens,
     title: null,
     promises: { host: "127.0.0.1", port: 0 },
     debug: false,

@@ -90,6 +90,19 @@ export class BackgroundLoop {
     await this.#running;
   }
 
+  /** The failure last logged and when: the same failure (an unmigrated store, say) is logged once a minute, not every pass. */
+  #lastReport: { readonly message: string; readonly at: number } | null = null;
+
+  #report(error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    const now = Date.now();
+    if (this.#lastReport !== null && this.#lastReport.message === message && now - this.#lastReport.at < 60_000) return;
+    this.#lastReport = { message, at: now };
+    this.#logger.error(`${this.name}: pass failed (retrying every pass; the same failure is logged once a minute)`, {
+      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    });
+  }
+
   #schedule(delayMs: number): void {
     this.#timer = setTimeout(() => {
       this.#timer = null;
@@ -106,9 +119,10 @@ export class BackgroundLoop {
       } catch (error) {
         if (isBelayError(error, "BELAY_TRANSIENT_STORE")) this.#logger.debug(`${this.name}: the store is busy; retrying next pass`);
         else if (isBelayError(error, "BELAY_STORE_CLOSED")) return;
-        else this.#logger.error(`${this.name}: pass failed`, { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+        else this.#report(error);
         return;
       }
+      this.#lastReport = null;
       if (!more) return;
     }
     // Still full after a burst: yield to the event loop, then go on.

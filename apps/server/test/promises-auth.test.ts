@@ -100,6 +100,12 @@ describe("promise listener auth without tokens", () => {
     expect(poll.status).toBe(401);
   });
 
+  it("refuses a token it does not know, even from a local caller", async () => {
+    const h = await open();
+    expect((await get(h, { token: "made-up-token" })).status).toBe(401);
+    expect((await get(h, { head: { auth: "made-up-token" } })).status).toBe(401);
+  });
+
   it("anonymous: none refuses local callers too", async () => {
     const h = await open({ anonymous: "none" });
     expect((await get(h)).status).toBe(401);

@@ -217,8 +217,10 @@ export class PromiseMachine {
     if (awaiterTask === null) return fail(422, "awaiter promise has no task (no resonate:target)");
     if (awaitedRow.state === "pending") {
       if (awaiterRow.state === "pending") this.#ws.addCallback(awaited, awaiter);
-    } else {
-      // The awaited promise has settled already: the awaiter resumes as if it had been waiting.
+    } else if (awaiterTask.state === "suspended") {
+      // The awaited promise has settled already: a parked awaiter resumes as if it had been
+      // waiting. A running one is answered with the settled record instead of a resume mark, so a
+      // repeated registration counts nothing twice.
       this.wake(awaiterTask, awaiterRow);
     }
     return ok({ promise: promiseRecord(awaitedRow, this.#now) });

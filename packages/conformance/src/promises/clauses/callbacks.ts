@@ -77,14 +77,17 @@ export function callbackClauses(ctx: PromiseSuiteContext): void {
     expect((await store.snapshot(T0 + 2)).callbacks).toEqual([{ awaited: "root:1", awaiter: "root" }]);
   });
 
-  promiseClause("register_callback: an awaited promise already settled gives an acquired awaiter a resume mark", async () => {
+  promiseClause("register_callback: an awaited promise already settled is answered settled; an acquired awaiter gets no mark, even when repeated", async () => {
     const store = await ctx.store();
     await holdTask(store, "root");
     await createPromise(store, "root:1");
     await settle(store, "root:1", "rejected", undefined, T0 + 1);
-    await ok(store, { kind: "promise.register_callback", awaited: "root:1", awaiter: "root" }, T0 + 2);
-    expect(await getTask(store, "root", T0 + 2)).toEqual({ id: "root", state: "acquired", version: 1, resumes: 1, pid: "w1", ttl: TTL });
-    expect((await store.snapshot(T0 + 2)).callbacks).toEqual([]);
+    for (const now of [T0 + 2, T0 + 3]) {
+      const answer = await ok(store, { kind: "promise.register_callback", awaited: "root:1", awaiter: "root" }, now);
+      expect(answer.promise).toMatchObject({ state: "rejected" });
+    }
+    expect(await getTask(store, "root", T0 + 3)).toEqual({ id: "root", state: "acquired", version: 1, resumes: 0, pid: "w1", ttl: TTL });
+    expect((await store.snapshot(T0 + 3)).callbacks).toEqual([]);
   });
 
   promiseClause("register_callback: an awaited promise past its deadline is timed out by the registration (answered settled, no edge)", async () => {
@@ -94,7 +97,7 @@ export function callbackClauses(ctx: PromiseSuiteContext): void {
     const answer = await ok(store, { kind: "promise.register_callback", awaited: "root:1", awaiter: "root" }, T0 + 10);
     expect(answer.promise).toMatchObject({ state: "rejected_timedout", settledAt: T0 + 10 });
     expect((await store.snapshot(T0 + 10)).callbacks).toEqual([]);
-    expect(await getTask(store, "root", T0 + 10)).toMatchObject({ resumes: 1 });
+    expect(await getTask(store, "root", T0 + 10)).toMatchObject({ state: "acquired", resumes: 0 });
   });
 
   promiseClause("register_callback: an awaiter already settled gains no edge", async () => {

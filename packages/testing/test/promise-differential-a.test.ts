@@ -23,8 +23,9 @@ describe("promise differential: the allowed differences", () => {
       "refused-request-touches",
       "heartbeat-touches",
     ]);
-    // Bugs of the promise machine, reported; each rule goes when its bug is fixed.
-    expect(named("known-bug")).toEqual(["repeated-callback-counts-again"]);
+    // Bugs of the promise machine, reported and tolerated until fixed; each rule goes with its bug.
+    // (A register_callback repeated on a settled promise counted its resume twice: fixed in 8c65d62.)
+    expect(named("known-bug")).toEqual([]);
     for (const rule of SDK_SERVER_DIFFERENCES) expect(rule.reason.length, rule.name).toBeGreaterThan(40);
   });
 });

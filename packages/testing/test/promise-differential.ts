@@ -7,6 +7,7 @@
 //   BELAY_DIFF_SEEDS=2000 …   more seeds (default 200)
 //   BELAY_DIFF_STEPS=10000 …  more steps per seed (default 2000)
 //   BELAY_DIFF_SEED=17 …      one seed only (the replay)
+//   BELAY_DIFF_SNAPSHOT_EVERY=1 …  snapshots compared every step (default 40): finds the step where states part
 import { MemoryPromiseStore } from "@belay/memory";
 import { LocalNetwork } from "@resonatehq/sdk";
 import { CronExpressionParser } from "cron-parser";
@@ -16,6 +17,7 @@ import { type DifferentialReport, type SdkServer, SDK_SERVER_DIFFERENCES, promis
 const SEEDS = Number(process.env["BELAY_DIFF_SEEDS"] ?? 200);
 const STEPS = Number(process.env["BELAY_DIFF_STEPS"] ?? 2_000);
 const ONE = process.env["BELAY_DIFF_SEED"];
+const SNAPSHOT_EVERY = Number(process.env["BELAY_DIFF_SNAPSHOT_EVERY"] ?? 40);
 const SHARDS = ["a", "b"] as const;
 
 /** The test file that runs `seed`. */
@@ -25,7 +27,7 @@ const shardOf = (seed: number) => SHARDS[seed % SHARDS.length]!;
 const nextOccurrence = (cron: string, after: number) => CronExpressionParser.parse(cron, { currentDate: new Date(after) }).next().getTime();
 
 const replay = (seed: number) =>
-  `BELAY_DIFF_SEED=${seed} BELAY_DIFF_STEPS=${STEPS} pnpm --filter @belay/testing exec vitest run test/promise-differential-${shardOf(seed)}.test.ts`;
+  `BELAY_DIFF_SEED=${seed} BELAY_DIFF_STEPS=${STEPS} BELAY_DIFF_SNAPSHOT_EVERY=1 pnpm --filter @belay/testing exec vitest run test/promise-differential-${shardOf(seed)}.test.ts`;
 
 /** The differential of one shard of the seeds. */
 export function promiseDifferentialSuite(shard: (typeof SHARDS)[number]): void {
@@ -49,6 +51,7 @@ export function promiseDifferentialSuite(shard: (typeof SHARDS)[number]): void {
             oracle: sdkServerSystem(server),
             subject: promiseStoreSystem(store, { nextOccurrence }),
             rules: SDK_SERVER_DIFFERENCES,
+            snapshotEvery: SNAPSHOT_EVERY,
             replay,
           }),
         );

@@ -129,7 +129,21 @@ function snapshotDiff(pair: SnapshotPair): string {
 
 /**
  * Runs `steps` steps of the seeded {@link ProtocolStream} through `oracle` and `subject`,
- * comparing answers after every step and snapshots at intervals and at the end; throws {@link DifferentialMismatch} at the first difference no rule allows.
+ * comparing answers after every step and snapshots at intervals and at the end; throws
+ * {@link DifferentialMismatch} at the first difference no rule allows. The oracle and the system
+ * under test are passed in: this package depends on neither.
+ *
+ * @example
+ * ```ts
+ * import { LocalNetwork } from "@resonatehq/sdk"; // a test dependency only
+ * const report = await runDifferential({
+ *   seed: 1,
+ *   steps: 2_000,
+ *   oracle: sdkServerSystem((new LocalNetwork() as unknown as { server: SdkServer }).server),
+ *   subject: promiseStoreSystem(new MemoryPromiseStore(), { nextOccurrence }),
+ *   rules: SDK_SERVER_DIFFERENCES,
+ * });
+ * ```
  */
 export async function runDifferential<O extends ProtocolSystem, S extends ProtocolSystem>(options: DifferentialOptions<O, S>): Promise<DifferentialReport> {
   const { seed, oracle, subject, rules } = options;
@@ -175,6 +189,7 @@ export async function runDifferential<O extends ProtocolSystem, S extends Protoc
     );
   };
 
+  let lastMatch = -1;
   const compareSnapshots = async (index: number, step: StreamStep) => {
     const context: RunContext<O, S> = { seed, index, now: step.now, oracle, subject };
     let pair: SnapshotPair = { oracle: await oracle.snapshot(step.now), subject: await subject.snapshot(step.now) };
@@ -186,7 +201,11 @@ export async function runDifferential<O extends ProtocolSystem, S extends Protoc
       hit(rule);
       pair = next;
     }
-    if (!sameJson(pair.oracle, pair.subject)) fail(index, step, "snapshots differ", snapshotDiff(pair), applied);
+    if (!sameJson(pair.oracle, pair.subject)) {
+      const since = lastMatch < 0 ? "since the start" : `after step ${lastMatch}, the last snapshots that matched`;
+      fail(index, step, `snapshots differ (the states parted ${since})`, snapshotDiff(pair), applied);
+    }
+    lastMatch = index;
   };
 
   for (let index = 0; index < options.steps; index++) {

@@ -108,11 +108,6 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return defined === 0;
 }
 
-/** `value` as plain JSON data (a deep copy without `undefined` fields, Sets or Maps). */
-export function plainJson<T = unknown>(value: unknown): T {
-  return JSON.parse(canonicalJson(value)) as T;
-}
-
 /** Compares by a string key, for sorting snapshot lists. */
 export function byKey<T>(key: (item: T) => string): (a: T, b: T) => number {
   return (a, b) => {

@@ -169,45 +169,22 @@ export const SDK_SERVER_DIFFERENCES: readonly Rule[] = Object.freeze([
     },
   },
   {
-    name: "repeated-callback-counts-again",
-    verdict: "known-bug",
-    reason:
-      "Belay bug (reported): a register_callback repeated on an already-settled promise adds one to the awaiter's resumes each time, so one settled promise counts twice; the SDK counts each promise once (a set). The oracle's set is given a stand-in entry per repeat.",
-    afterStep(pair, step) {
-      if (step.request.kind !== "promise.register_callback" || pair.oracle.status !== 200 || pair.subject.status !== 200) return false;
-      if ((pair.oracle.data as { promise: { state: string } }).promise.state === "pending") return false;
-      const awaited = String(step.request.data["awaited"]);
-      const task = step.oracle.server.tasks.get(String(step.request.data["awaiter"]));
-      if (task === undefined || !task.resumes.has(awaited) || !(task.state === "pending" || task.state === "acquired" || task.state === "halted")) return false;
-      task.resumes.add(`${awaited}\u0000repeat${task.resumes.size}`);
-      return true;
-    },
-  },
-  {
     name: "callback-on-settled-promise-wakes",
     verdict: "allowed",
     reason:
-      "SDK weakness: register_callback on an already-settled promise leaves the awaiter alone there; the reference server (resonate.md §1) and Belay wake a suspended awaiter (pending, dispatched, retry armed) and mark a pending, acquired or halted one as resumed. The oracle is given the same wake.",
+      "SDK weakness: register_callback on an already-settled promise leaves a suspended awaiter parked there; Belay (as the reference server, resonate.md §1) wakes it: pending, dispatched, retry armed. A running awaiter is left alone by both. The oracle is given the same wake.",
     afterStep(pair, step) {
       if (step.request.kind !== "promise.register_callback" || pair.oracle.status !== 200 || pair.subject.status !== 200) return false;
-      const awaited = (pair.oracle.data as { promise: { state: string } }).promise;
-      if (awaited.state === "pending") return false;
+      if ((pair.oracle.data as { promise: { state: string } }).promise.state === "pending") return false;
       const server = step.oracle.server;
       const awaitedId = String(step.request.data["awaited"]);
       const awaiterId = String(step.request.data["awaiter"]);
       const task = server.tasks.get(awaiterId);
-      if (task === undefined) return false;
-      if (task.state === "suspended") {
-        server.setTask({ ...task, state: "pending", resumes: new Set([awaitedId]) });
-        server.setTTimeout({ id: awaiterId, type: 0, timeout: step.now + 30_000 });
-        server.sendMessage(server.promises.get(awaiterId)!.tags["resonate:target"]!, { kind: "execute", head: {}, data: { task: { id: awaiterId, version: task.version } } });
-        return true;
-      }
-      if (task.state === "pending" || task.state === "acquired" || task.state === "halted") {
-        task.resumes.add(awaitedId);
-        return true;
-      }
-      return false;
+      if (task?.state !== "suspended") return false;
+      server.setTask({ ...task, state: "pending", resumes: new Set([awaitedId]) });
+      server.setTTimeout({ id: awaiterId, type: 0, timeout: step.now + 30_000 });
+      server.sendMessage(server.promises.get(awaiterId)!.tags["resonate:target"]!, { kind: "execute", head: {}, data: { task: { id: awaiterId, version: task.version } } });
+      return true;
     },
   },
   {

@@ -10,7 +10,7 @@ import {
   StoreClosedError,
 } from "@belay/contract";
 import { applyPromiseEffects, loadPromiseRows } from "./ops/promise-rows.js";
-import { acknowledgeOutbox, dueTimers, promiseReader, takeOutbox } from "./ops/promise-scans.js";
+import { acknowledgeOutbox, dueTimers, promiseReader, releaseOutbox, takeOutbox } from "./ops/promise-scans.js";
 import { PromiseState } from "./promise-state.js";
 import { UndoLog } from "./undo-log.js";
 
@@ -20,6 +20,7 @@ class MemoryPromiseBackend implements PromiseBackend {
   readonly stepHook = true;
   readonly #state = new PromiseState();
   readonly #mutex = new Mutex();
+  readonly #outboxListeners = new Set<() => void>();
   #hook: StepHook | null = null;
   #closed = false;
 
@@ -41,24 +42,52 @@ class MemoryPromiseBackend implements PromiseBackend {
     return this.#mutex.run(async () => {
       const undo = new UndoLog(operation, this.#hook);
       const state = this.#state;
+      let wroteOutbox = false;
       const tx: PromiseTransaction = {
         load: async (keys) => loadPromiseRows(state, keys),
-        apply: (effects) => applyPromiseEffects(state, undo, effects),
+        apply: async (effects) => {
+          if (await applyPromiseEffects(state, undo, effects)) wroteOutbox = true;
+        },
         step: (name) => undo.step(name),
         dueTimers: async (now, max) => dueTimers(state, now, max),
-        takeOutbox: async (now, max, until) => takeOutbox(state, undo, now, max, until),
+        takeOutbox: async (now, max, until, filter) => takeOutbox(state, undo, now, max, until, filter),
         acknowledgeOutbox: async (rows) => acknowledgeOutbox(state, undo, rows),
+        releaseOutbox: async (rows, at) => {
+          releaseOutbox(state, undo, rows, at);
+          wroteOutbox = true;
+        },
         reset: async () => state.clear(),
       };
       try {
         const result = await work(tx);
         await undo.step("commit");
+        if (wroteOutbox) this.#announceOutbox();
         return result;
       } catch (error) {
         undo.rollback();
         throw error;
       }
     });
+  }
+
+  async ping(): Promise<void> {
+    this.#assertOpen();
+  }
+
+  subscribeOutbox(listener: () => void): () => void {
+    this.#assertOpen();
+    this.#outboxListeners.add(listener);
+    return () => void this.#outboxListeners.delete(listener);
+  }
+
+  #announceOutbox(): void {
+    for (const listener of [...this.#outboxListeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own: the write has committed.
+      }
+    }
   }
 
   read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T> {

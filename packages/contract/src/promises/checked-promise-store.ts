@@ -11,13 +11,14 @@ import type {
   PromiseSnapshot,
   PromiseStore,
   PromiseStoreCapabilities,
+  OutboxRef,
   PromiseTransaction,
   ScheduleFiring,
   TimerScanResult,
 } from "./promise-store.js";
 import type { PromiseRecord, PromiseState, TaskState } from "./records.js";
 import type { PromiseRequest, PromiseResponse, PromiseSearchRequest, ScheduleSearchRequest, TaskSearchRequest } from "./requests.js";
-import { type OutboxRow, type PromiseRow, type RowKey, noEffects } from "./rows.js";
+import { type OutboxFilter, type OutboxRow, type PromiseRow, type RowKey, noEffects } from "./rows.js";
 import { LoadedCache, RowsNeeded, Workspace } from "./workspace.js";
 
 /** A guard against a machine that keeps asking for rows it was given: far above any real operation's loads. */
@@ -86,6 +87,29 @@ function outboxKey(row: Pick<OutboxRow, "kind" | "id">): string {
   return `${row.kind}:${row.id}`;
 }
 
+/** The rows that deliveries (from `takeOutbox`) name, checked. */
+function outboxRefs(deliveries: unknown): OutboxRef[] {
+  return requireArray<Pick<OutboxDelivery, "key" | "address" | "token">>(deliveries, "deliveries").map((d, i) => {
+    const match = typeof d?.key === "string" ? /^(execute|unblock):(.+)$/s.exec(d.key) : null;
+    if (match === null) throw new InvalidInputError(`deliveries[${i}].key`, "must be a key from takeOutbox");
+    if (typeof d.address !== "string") throw new InvalidInputError(`deliveries[${i}].address`, "must be a string");
+    requireInteger(d.token, `deliveries[${i}].token`, 0, Number.MAX_SAFE_INTEGER);
+    return { kind: match[1] as "execute" | "unblock", id: match[2]!, address: d.address, revision: d.token };
+  });
+}
+
+function checkedFilter(filter: unknown): OutboxFilter | null {
+  if (filter === null) return null;
+  if (typeof filter !== "object") throw new InvalidInputError("filter", "must be { addresses, prefixes } or null");
+  const { addresses, prefixes } = filter as Record<string, unknown>;
+  for (const [field, list] of [["filter.addresses", addresses], ["filter.prefixes", prefixes]] as const) {
+    for (const [i, item] of requireArray<unknown>(list, field).entries()) {
+      if (typeof item !== "string" || item.length === 0) throw new InvalidInputError(`${field}[${i}]`, "must be a non-empty string");
+    }
+  }
+  return { addresses: addresses as string[], prefixes: prefixes as string[] };
+}
+
 /**
  * The checked front of every promise store: each request is checked (`assertPromiseRequest`),
  * then decided by the contract's `PromiseMachine` over rows the store's {@link PromiseBackend}
@@ -142,7 +166,7 @@ export class CheckedPromiseStore implements PromiseStore {
         tx,
         keys,
         (machine) => {
-          const result = { promisesTimedOut: 0, tasksRetried: 0, leasesExpired: 0 };
+          const result = { promisesTimedOut: 0, tasksRetried: 0, leasesExpired: 0, more: due.promises.length >= max || due.tasks.length >= max };
           for (const id of due.promises) if (machine.touch(id)) result.promisesTimedOut++;
           for (const id of due.tasks) {
             const fired = machine.taskTimer(id);
@@ -185,26 +209,29 @@ export class CheckedPromiseStore implements PromiseStore {
     );
   }
 
-  async takeOutbox(request: { readonly now: Instant; readonly max: number; readonly leaseMs: number }): Promise<readonly OutboxDelivery[]> {
+  async takeOutbox(request: { readonly now: Instant; readonly max: number; readonly leaseMs: number; readonly filter?: OutboxFilter | null }): Promise<readonly OutboxDelivery[]> {
     requireInstant(request?.now, "now");
     requireInteger(request.max, "max", 1, 100_000);
     requireInteger(request.leaseMs, "leaseMs", 1, MAX_DURATION_MS);
+    const filter = checkedFilter(request.filter ?? null);
     const { now } = request;
     return this.backend.transact("takeOutbox", async (tx) => {
-      const rows = await tx.takeOutbox(now, request.max, now + request.leaseMs);
-      const unblocks = rows.filter((row) => row.kind === "unblock");
-      const loaded = unblocks.length === 0 ? [] : (await tx.load([...new Set(unblocks.map((row) => row.id))].map((id) => ({ kind: "promise", id })))).promises;
-      const promises = new Map(loaded.map((entry) => [entry.id, entry.promise]));
+      const rows = await tx.takeOutbox(now, request.max, now + request.leaseMs, filter);
+      const unknown = [...new Set(rows.filter((row) => row.kind === "unblock" && row.promise === undefined).map((row) => row.id))];
+      const loaded = unknown.length === 0 ? [] : (await tx.load(unknown.map((id) => ({ kind: "promise", id })))).promises;
+      const promises = new Map<string, PromiseRow | null>(loaded.map((entry) => [entry.id, entry.promise]));
       const deliveries: OutboxDelivery[] = [];
-      const orphans: OutboxRow[] = [];
+      const orphans: OutboxRef[] = [];
       for (const row of rows) {
+        const base = { key: outboxKey(row), address: row.address, token: row.revision, createdAt: row.createdAt, takes: row.takes };
         if (row.kind === "execute") {
-          deliveries.push({ key: outboxKey(row), address: row.address, token: row.revision, message: { kind: "execute", data: { task: { id: row.id, version: row.version } } } });
+          deliveries.push({ ...base, message: { kind: "execute", data: { task: { id: row.id, version: row.version } } } });
           continue;
         }
-        const promise = promises.get(row.id);
-        if (promise == null) orphans.push(row);
-        else deliveries.push({ key: outboxKey(row), address: row.address, token: row.revision, message: { kind: "unblock", data: { promise: promiseRecord(promise, now) } } });
+        const promise = row.promise !== undefined ? row.promise : (promises.get(row.id) ?? null);
+        // A settled promise gone (a reset, a purge): nothing left to tell; drop the message.
+        if (promise === null) orphans.push(row);
+        else deliveries.push({ ...base, message: { kind: "unblock", data: { promise: promiseRecord(promise, now) } } });
       }
       if (orphans.length > 0) await tx.acknowledgeOutbox(orphans);
       return deliveries;
@@ -212,16 +239,25 @@ export class CheckedPromiseStore implements PromiseStore {
   }
 
   async acknowledgeOutbox(request: { readonly deliveries: readonly Pick<OutboxDelivery, "key" | "address" | "token">[] }): Promise<void> {
-    const deliveries = requireArray<Pick<OutboxDelivery, "key" | "address" | "token">>(request?.deliveries, "deliveries");
-    const rows = deliveries.map((d, i) => {
-      const match = typeof d?.key === "string" ? /^(execute|unblock):(.+)$/s.exec(d.key) : null;
-      if (match === null) throw new InvalidInputError(`deliveries[${i}].key`, "must be a key from takeOutbox");
-      if (typeof d.address !== "string") throw new InvalidInputError(`deliveries[${i}].address`, "must be a string");
-      requireInteger(d.token, `deliveries[${i}].token`, 0, Number.MAX_SAFE_INTEGER);
-      return { kind: match[1] as "execute" | "unblock", id: match[2]!, address: d.address, revision: d.token };
-    });
+    const rows = outboxRefs(request?.deliveries);
     if (rows.length === 0) return;
     await this.backend.transact("acknowledgeOutbox", (tx) => tx.acknowledgeOutbox(rows));
+  }
+
+  async releaseOutbox(request: { readonly deliveries: readonly Pick<OutboxDelivery, "key" | "address" | "token">[]; readonly now: Instant }): Promise<void> {
+    requireInstant(request?.now, "now");
+    const rows = outboxRefs(request.deliveries);
+    if (rows.length === 0) return;
+    await this.backend.transact("releaseOutbox", (tx) => tx.releaseOutbox(rows, request.now));
+  }
+
+  subscribeOutbox(listener: () => void): () => void {
+    if (typeof listener !== "function") throw new TypeError("subscribeOutbox needs a listener function");
+    return this.backend.subscribeOutbox(listener);
+  }
+
+  async ping(): Promise<void> {
+    await this.backend.ping();
   }
 
   async reset(): Promise<void> {

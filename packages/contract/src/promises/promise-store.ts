@@ -42,6 +42,7 @@ import type {
   CallbackRow,
   ListenerRow,
   LoadedRows,
+  OutboxFilter,
   OutboxRow,
   PromiseEffects,
   PromiseRow,
@@ -73,8 +74,12 @@ export interface OutboxDelivery {
   readonly key: string;
   readonly address: string;
   readonly message: PromiseMessage;
-  /** Acknowledge with this token: an older take's token never deletes a newer message. */
+  /** Acknowledge (or release) with this token: an older take's token never touches a newer message. */
   readonly token: number;
+  /** When the message was written. */
+  readonly createdAt: Instant;
+  /** How many times it has been taken, this take included. */
+  readonly takes: number;
 }
 
 /** Everything a promise store holds (the protocol's `debug.snap`). */
@@ -97,6 +102,8 @@ export interface TimerScanResult {
   readonly tasksRetried: number;
   /** Acquired tasks whose lease lapsed, pending again. */
   readonly leasesExpired: number;
+  /** The scan found `max` due timers of a kind: more may be due; scan again. */
+  readonly more: boolean;
 }
 
 /**
@@ -131,10 +138,26 @@ export interface PromiseStore {
    * invisible until `now + leaseMs`, when it is taken again unless acknowledged. Concurrent takers
    * never get the same message at once.
    */
-  takeOutbox(request: { readonly now: Instant; readonly max: number; readonly leaseMs: number }): Promise<readonly OutboxDelivery[]>;
+  takeOutbox(request: { readonly now: Instant; readonly max: number; readonly leaseMs: number; readonly filter?: OutboxFilter | null }): Promise<readonly OutboxDelivery[]>;
 
   /** Deletes delivered messages (each only if still at the token of its take). */
   acknowledgeOutbox(request: { readonly deliveries: readonly Pick<OutboxDelivery, "key" | "address" | "token">[] }): Promise<void>;
+
+  /**
+   * Hands taken messages back undelivered (each only if still at the token of its take): they are
+   * available again at `now`, for a taker that can deliver them.
+   */
+  releaseOutbox(request: { readonly deliveries: readonly Pick<OutboxDelivery, "key" | "address" | "token">[]; readonly now: Instant }): Promise<void>;
+
+  /**
+   * Calls `listener` after every commit that wrote outbox messages — in this process, and on a
+   * store shared by processes (PostgreSQL) in the others too. Lossy, like job wake-up hints: a
+   * deliverer still drains on a timer; hints only make it drain sooner. Returns the unsubscribe.
+   */
+  subscribeOutbox(listener: () => void): () => void;
+
+  /** Resolves when the store answers (a connection works, the schema is there); else throws. */
+  ping(): Promise<void>;
 
   /** Deletes every promise, task, callback, listener, schedule and message (the protocol's `debug.reset`). */
   reset(): Promise<void>;
@@ -168,6 +191,14 @@ export interface TaskPageQuery {
   readonly limit: number;
 }
 
+/** An outbox row at the revision a take gave it. */
+export interface OutboxRef {
+  readonly kind: "execute" | "unblock";
+  readonly id: string;
+  readonly address: string;
+  readonly revision: number;
+}
+
 /** One transaction of a promise store: the machine's loads and writes, inside it. */
 export interface PromiseTransaction {
   /** Loads (and, on a store with concurrent writers, locks for update) the rows of `keys`. */
@@ -178,10 +209,16 @@ export interface PromiseTransaction {
   step(name: string): Promise<void>;
   /** Due timers at `now`, oldest first, up to `max` each, skipping rows another transaction holds. */
   dueTimers(now: Instant, max: number): Promise<{ readonly promises: readonly string[]; readonly tasks: readonly string[] }>;
-  /** Takes outbox rows available at `now` (skipping rows another transaction holds), marking them until `until`; returns them at their new revision. */
-  takeOutbox(now: Instant, max: number, until: Instant): Promise<readonly OutboxRow[]>;
+  /**
+   * Takes outbox rows available at `now` that pass `filter` (skipping rows another transaction
+   * holds), marking them until `until` with `takes` + 1; returns them at their new revision. An
+   * `unblock` may come with its (settled, immutable) promise, which spares the front a load.
+   */
+  takeOutbox(now: Instant, max: number, until: Instant, filter: OutboxFilter | null): Promise<readonly (OutboxRow & { readonly promise?: PromiseRow | null })[]>;
   /** Deletes outbox rows still at `revision`. */
-  acknowledgeOutbox(rows: readonly { readonly kind: "execute" | "unblock"; readonly id: string; readonly address: string; readonly revision: number }[]): Promise<void>;
+  acknowledgeOutbox(rows: readonly OutboxRef[]): Promise<void>;
+  /** Makes outbox rows still at `revision` available at `at` (a new revision). */
+  releaseOutbox(rows: readonly OutboxRef[], at: Instant): Promise<void>;
   /** Deletes every row of the promise surface. */
   reset(): Promise<void>;
 }
@@ -220,5 +257,9 @@ export interface PromiseBackend {
   transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T>;
   /** Runs `work` on one consistent read. */
   read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T>;
+  /** Resolves when the database answers and the promise schema is there. */
+  ping(): Promise<void>;
+  /** See `PromiseStore.subscribeOutbox`: called after commits that wrote outbox rows (here, and across processes where the store can tell). */
+  subscribeOutbox(listener: () => void): () => void;
   setStepHook?(hook: StepHook | null): void;
 }

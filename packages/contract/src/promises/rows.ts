@@ -68,6 +68,10 @@ export type OutboxRow =
       readonly version: number;
       readonly availableAt: Instant;
       readonly revision: number;
+      /** When this message was written (an `execute` replaced by a newer version is a new message). */
+      readonly createdAt: Instant;
+      /** How many times it has been taken. */
+      readonly takes: number;
     }
   | {
       readonly kind: "unblock";
@@ -76,7 +80,23 @@ export type OutboxRow =
       readonly version: 0;
       readonly availableAt: Instant;
       readonly revision: number;
+      readonly createdAt: Instant;
+      readonly takes: number;
     };
+
+/**
+ * Which messages a taker can deliver: an address listed in `addresses`, or one starting with a
+ * prefix of `prefixes` (e.g. `poll://any@group/`, `https://`). `null`: every message.
+ */
+export interface OutboxFilter {
+  readonly addresses: readonly string[];
+  readonly prefixes: readonly string[];
+}
+
+/** Whether `address` passes `filter`. */
+export function outboxAccepts(filter: OutboxFilter | null, address: string): boolean {
+  return filter === null || filter.addresses.includes(address) || filter.prefixes.some((prefix) => address.startsWith(prefix));
+}
 
 /** An outbox entry to write: an `execute` upserts its task's entry, an `unblock` is inserted once. */
 export type OutboxWrite =

@@ -36,7 +36,7 @@ export function loadPromiseRows(state: PromiseState, keys: readonly RowKey[]): L
 }
 
 /** Writes an operation's effects: deletions first, then rows (see `PromiseEffects`). */
-export async function applyPromiseEffects(state: PromiseState, undo: UndoLog, effects: PromiseEffects): Promise<void> {
+export async function applyPromiseEffects(state: PromiseState, undo: UndoLog, effects: PromiseEffects): Promise<boolean> {
   for (const id of effects.callbacksOnDeleted) state.deleteCallbacksOn(undo, id);
   for (const id of effects.callbacksOfDeleted) state.deleteCallbacksOf(undo, id);
   for (const id of effects.listenersDeleted) state.deleteListeners(undo, id);
@@ -48,13 +48,17 @@ export async function applyPromiseEffects(state: PromiseState, undo: UndoLog, ef
   await undo.step("promises and tasks written");
   for (const { awaited, awaiter } of effects.callbacksAdded) state.addCallback(undo, awaited, awaiter);
   for (const { promiseId, address } of effects.listenersAdded) state.addListener(undo, promiseId, address);
+  let wroteOutbox = false;
   for (const write of effects.outbox) {
     const key = PromiseState.outboxKey(write.kind, write.id, write.address);
     // An `unblock` is written once per (promise, address); an `execute` replaces the task's entry.
     if (write.kind === "unblock" && state.outbox.has(key)) continue;
     const revision = state.nextRevision(undo);
-    state.putOutbox(undo, write.kind === "execute" ? { ...write, revision } : { ...write, version: 0, revision });
+    const fresh = { revision, createdAt: write.availableAt, takes: 0 };
+    state.putOutbox(undo, write.kind === "execute" ? { ...write, ...fresh } : { ...write, version: 0, ...fresh });
+    wroteOutbox = true;
   }
   for (const { row } of effects.schedules) state.putSchedule(undo, row);
   await undo.step("callbacks, listeners, outbox and schedules written");
+  return wroteOutbox;
 }

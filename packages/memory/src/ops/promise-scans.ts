@@ -1,4 +1,4 @@
-import type { Instant, OutboxRow, PromisePageQuery, PromiseReader, TaskPageQuery } from "@belay/contract";
+import { type Instant, type OutboxFilter, type OutboxRef, type OutboxRow, type PromisePageQuery, type PromiseReader, type TaskPageQuery, outboxAccepts } from "@belay/contract";
 import { PromiseState } from "../promise-state.js";
 import type { UndoLog } from "../undo-log.js";
 
@@ -9,27 +9,35 @@ export function dueTimers(state: PromiseState, now: Instant, max: number): { pro
   return { promises: state.deadlines.due(now, max), tasks: state.taskTimers.due(now, max) };
 }
 
-/** Takes outbox rows available at `now`, hiding each until `until` at a new revision. */
-export function takeOutbox(state: PromiseState, undo: UndoLog, now: Instant, max: number, until: Instant): OutboxRow[] {
+/** Takes outbox rows available at `now` that pass `filter`, hiding each until `until` at a new revision. */
+export function takeOutbox(state: PromiseState, undo: UndoLog, now: Instant, max: number, until: Instant, filter: OutboxFilter | null): OutboxRow[] {
   const taken: OutboxRow[] = [];
-  for (const key of state.outboxTimers.due(now, max)) {
-    const row = state.outbox.get(key)!;
-    const next = { ...row, availableAt: until, revision: state.nextRevision(undo) } as OutboxRow;
-    state.putOutbox(undo, next);
-    taken.push(next);
+  for (const entry of state.outboxTimers.index.upTo(now)) {
+    if (taken.length >= max) break;
+    const row = state.outbox.get(entry.id)!;
+    if (!outboxAccepts(filter, row.address)) continue;
+    taken.push(row);
   }
-  return taken;
+  return taken.map((row) => {
+    const next = { ...row, availableAt: until, revision: state.nextRevision(undo), takes: row.takes + 1 } as OutboxRow;
+    state.putOutbox(undo, next);
+    return next;
+  });
 }
 
 /** Deletes outbox rows still at the revision of their take. */
-export function acknowledgeOutbox(
-  state: PromiseState,
-  undo: UndoLog,
-  rows: readonly { readonly kind: "execute" | "unblock"; readonly id: string; readonly address: string; readonly revision: number }[],
-): void {
+export function acknowledgeOutbox(state: PromiseState, undo: UndoLog, rows: readonly OutboxRef[]): void {
   for (const { kind, id, address, revision } of rows) {
     const key = PromiseState.outboxKey(kind, id, address);
     if (state.outbox.get(key)?.revision === revision) state.deleteOutbox(undo, key);
+  }
+}
+
+/** Makes outbox rows still at the revision of their take available again at `at`. */
+export function releaseOutbox(state: PromiseState, undo: UndoLog, rows: readonly OutboxRef[], at: Instant): void {
+  for (const { kind, id, address, revision } of rows) {
+    const row = state.outbox.get(PromiseState.outboxKey(kind, id, address));
+    if (row?.revision === revision) state.putOutbox(undo, { ...row, availableAt: at, revision: state.nextRevision(undo) } as OutboxRow);
   }
 }
 

@@ -102,7 +102,7 @@ export function haltClauses(ctx: PromiseSuiteContext): void {
     await createTargeted(store, "p1");
     await createPromise(store, "p2");
     await ok(store, { kind: "task.halt", id: "p1" });
-    expect(await store.expireTimers({ now: T0 + 10 * store.capabilities.settings.retryTimeoutMs, max: 10 })).toEqual({ promisesTimedOut: 0, tasksRetried: 0, leasesExpired: 0 });
+    expect(await store.expireTimers({ now: T0 + 10 * store.capabilities.settings.retryTimeoutMs, max: 10 })).toEqual({ promisesTimedOut: 0, tasksRetried: 0, leasesExpired: 0, more: false });
     expect(await queued(store, T0 + 1)).toEqual([]);
   });
 }

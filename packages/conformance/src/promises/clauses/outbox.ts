@@ -23,6 +23,14 @@ import type { PromiseSuiteContext } from "../suite-context.js";
 
 const LEASE = 10 * SECOND;
 
+/** Resolves once `condition` holds (a listener may run after the write resolved), failing after 30 s. */
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (const started = Date.now(); !condition(); ) {
+    if (Date.now() - started > 30_000) throw new Error("condition not met within 30 s");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 export function outboxClauses(ctx: PromiseSuiteContext): void {
   promiseClause("takeOutbox: messages available at now, oldest first, at most max; each names its key, address, token and message", async () => {
     const store = await ctx.store();
@@ -127,5 +135,62 @@ export function outboxClauses(ctx: PromiseSuiteContext): void {
     await expectInvalid(() => store.acknowledgeOutbox({ deliveries: [{ key: "execute:p1", address: TARGET, token: -1 }] }), "deliveries[0].token");
     await expectInvalid(() => store.takeOutbox({ now: T0, max: 10, leaseMs: 0 }), "leaseMs");
     await expectInvalid(() => store.takeOutbox({ now: T0, max: 0, leaseMs: LEASE }), "max");
+  });
+
+  promiseClause("takeOutbox: a filter takes only the messages whose address it lists or prefixes, leaving the others available", async () => {
+    const store = await ctx.store();
+    await createTargeted(store, "a", { tags: { "resonate:target": "poll://any@alpha" } });
+    await createTargeted(store, "b", { tags: { "resonate:target": "poll://any@beta/w1" } });
+    await createTargeted(store, "c", { tags: { "resonate:target": "https://hooks.example/belay" } });
+    await createTargeted(store, "d", { tags: { "resonate:target": "poll://any@alphabet" } });
+    const filter = { addresses: ["poll://any@alpha"], prefixes: ["poll://any@alpha/", "https://"] };
+    expect((await store.takeOutbox({ now: T0, max: 10, leaseMs: LEASE, filter })).map((d) => d.key).sort()).toEqual(["execute:a", "execute:c"]);
+    expect((await store.takeOutbox({ now: T0, max: 10, leaseMs: LEASE })).map((d) => d.key).sort()).toEqual(["execute:b", "execute:d"]);
+  });
+
+  promiseClause("takeOutbox: each delivery says when its message was written and how often it has been taken", async () => {
+    const store = await ctx.store();
+    await createTargeted(store, "p1", {}, T0 + 3);
+    const [first] = await store.takeOutbox({ now: T0 + 5, max: 10, leaseMs: LEASE });
+    expect(first).toMatchObject({ createdAt: T0 + 3, takes: 1 });
+    const [second] = await store.takeOutbox({ now: T0 + 5 + LEASE, max: 10, leaseMs: LEASE });
+    expect(second).toMatchObject({ createdAt: T0 + 3, takes: 2 });
+  });
+
+  promiseClause("releaseOutbox: a taken message handed back is available again at once, to the next taker, with a new token", async () => {
+    const store = await ctx.store();
+    await createTargeted(store, "p1");
+    const [taken] = await store.takeOutbox({ now: T0, max: 10, leaseMs: LEASE });
+    await store.releaseOutbox({ deliveries: [taken!], now: T0 + 1 });
+    const [again] = await store.takeOutbox({ now: T0 + 1, max: 10, leaseMs: LEASE });
+    expect(again).toMatchObject({ key: "execute:p1", takes: 2 });
+    expect(again!.token).not.toBe(taken!.token);
+    // The first take's token no longer touches the message.
+    await store.releaseOutbox({ deliveries: [taken!], now: T0 + 2 });
+    await store.acknowledgeOutbox({ deliveries: [taken!] });
+    expect(await store.takeOutbox({ now: T0 + 2, max: 10, leaseMs: LEASE })).toEqual([]);
+    expect((await store.snapshot(T0 + 2)).outbox).toHaveLength(1);
+  });
+
+  promiseClause("subscribeOutbox: a commit that writes outbox messages calls the listener; one that writes none does not; unsubscribe stops it", async () => {
+    const store = await ctx.store();
+    let calls = 0;
+    const unsubscribe = store.subscribeOutbox(() => void calls++);
+    await createPromise(store, "quiet");
+    await ok(store, { kind: "promise.get", id: "quiet" });
+    const quietCalls = calls;
+    await createTargeted(store, "loud");
+    await waitFor(() => calls > quietCalls);
+    unsubscribe();
+    const seen = calls;
+    await createTargeted(store, "after");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(calls).toBe(seen);
+    expect(quietCalls).toBe(0);
+  });
+
+  promiseClause("ping: a working store answers", async () => {
+    const store = await ctx.store();
+    await expect(store.ping()).resolves.toBeUndefined();
   });
 }

@@ -61,7 +61,7 @@ export function promiseStoreClauses(ctx: PromiseSuiteContext): void {
     expect(await store.snapshot(T0)).toEqual({ promises: [], tasks: [], callbacks: [], listeners: [], schedules: [], outbox: [], timers: { promises: [], tasks: [] } });
     expect(await store.takeOutbox({ now: T0 + MINUTE, max: 10, leaseMs: MINUTE })).toEqual([]);
     expect(await store.dueSchedules({ now: T0 + MINUTE, max: 10 })).toEqual([]);
-    expect(await store.expireTimers({ now: T0 + 100 * MINUTE, max: 10 })).toEqual({ promisesTimedOut: 0, tasksRetried: 0, leasesExpired: 0 });
+    expect(await store.expireTimers({ now: T0 + 100 * MINUTE, max: 10 })).toEqual({ promisesTimedOut: 0, tasksRetried: 0, leasesExpired: 0, more: false });
     expect((await createTargeted(store, "root")).state).toBe("pending");
   });
 

@@ -28,14 +28,14 @@ import type { PromiseSuiteContext } from "../suite-context.js";
 // anyone reading them; retry timers dispatch unclaimed tasks again; lapsed leases return tasks to
 // pending. Each firing is re-checked, and each call handles a bounded batch.
 
-const NONE = { promisesTimedOut: 0, tasksRetried: 0, leasesExpired: 0 };
+const NONE = { promisesTimedOut: 0, tasksRetried: 0, leasesExpired: 0, more: false };
 
 export function timerClauses(ctx: PromiseSuiteContext): void {
   promiseClause("expireTimers: a deadline fires without a read — rejected_timedout, settledAt = deadline, its task fulfilled; one millisecond before, nothing", async () => {
     const store = await ctx.store();
     await holdTask(store, "p1", { timeoutAt: T0 + 10 * SECOND });
     expect(await store.expireTimers({ now: T0 + 10 * SECOND - 1, max: 10 })).toEqual(NONE);
-    expect(await store.expireTimers({ now: T0 + 10 * SECOND + 500, max: 10 })).toEqual({ promisesTimedOut: 1, tasksRetried: 0, leasesExpired: 0 });
+    expect(await store.expireTimers({ now: T0 + 10 * SECOND + 500, max: 10 })).toEqual({ promisesTimedOut: 1, tasksRetried: 0, leasesExpired: 0, more: false });
     expect(await storedPromise(store, "p1", T0 + 11 * SECOND)).toMatchObject({ state: "rejected_timedout", value: {}, settledAt: T0 + 10 * SECOND });
     expect(await storedTask(store, "p1", T0 + 11 * SECOND)).toEqual({ id: "p1", state: "fulfilled", version: 1, resumes: 0 });
     expect((await store.snapshot(T0 + 11 * SECOND)).timers).toEqual({ promises: [], tasks: [] });
@@ -64,7 +64,7 @@ export function timerClauses(ctx: PromiseSuiteContext): void {
     const first = await store.takeOutbox({ now: T0, max: 10, leaseMs: 10 * retryTimeoutMs });
     expect(first.map((d) => d.message)).toEqual([{ kind: "execute", data: { task: { id: "p1", version: 0 } } }]);
     expect(await store.expireTimers({ now: T0 + retryTimeoutMs - 1, max: 10 })).toEqual(NONE);
-    expect(await store.expireTimers({ now: T0 + retryTimeoutMs, max: 10 })).toEqual({ promisesTimedOut: 0, tasksRetried: 1, leasesExpired: 0 });
+    expect(await store.expireTimers({ now: T0 + retryTimeoutMs, max: 10 })).toEqual({ promisesTimedOut: 0, tasksRetried: 1, leasesExpired: 0, more: false });
     expect(await taskTimer(store, "p1", T0 + retryTimeoutMs)).toBe(T0 + 2 * retryTimeoutMs);
     const again = await store.takeOutbox({ now: T0 + retryTimeoutMs, max: 10, leaseMs: MINUTE });
     expect(again.map((d) => d.message)).toEqual([{ kind: "execute", data: { task: { id: "p1", version: 0 } } }]);
@@ -84,7 +84,7 @@ export function timerClauses(ctx: PromiseSuiteContext): void {
     const { retryTimeoutMs } = store.capabilities.settings;
     await holdTask(store, "p1");
     expect(await store.expireTimers({ now: T0 + TTL - 1, max: 10 })).toEqual(NONE);
-    expect(await store.expireTimers({ now: T0 + TTL, max: 10 })).toEqual({ promisesTimedOut: 0, tasksRetried: 0, leasesExpired: 1 });
+    expect(await store.expireTimers({ now: T0 + TTL, max: 10 })).toEqual({ promisesTimedOut: 0, tasksRetried: 0, leasesExpired: 1, more: false });
     expect(await storedTask(store, "p1", T0 + TTL)).toEqual({ id: "p1", state: "pending", version: 1, resumes: 0 });
     expect(await taskTimer(store, "p1", T0 + TTL)).toBe(T0 + TTL + retryTimeoutMs);
     expect(await queued(store, T0 + TTL)).toEqual([execute("p1", 1)]);
@@ -99,7 +99,7 @@ export function timerClauses(ctx: PromiseSuiteContext): void {
     await createTargeted(store, "p3");
     const now = T0 + Math.max(TTL, store.capabilities.settings.retryTimeoutMs);
     const first = await store.expireTimers({ now, max: 10 });
-    expect(first).toEqual({ promisesTimedOut: 1, tasksRetried: 1, leasesExpired: 1 });
+    expect(first).toEqual({ promisesTimedOut: 1, tasksRetried: 1, leasesExpired: 1, more: false });
     const after = await store.snapshot(now);
     expect(await store.expireTimers({ now, max: 10 })).toEqual(NONE);
     expect(await store.snapshot(now)).toEqual(after);
@@ -172,5 +172,14 @@ export function timerClauses(ctx: PromiseSuiteContext): void {
     await expectInvalid(() => store.expireTimers({ now: -1, max: 10 }), "now");
     await expectInvalid(() => store.expireTimers({ now: T0, max: 0 }), "max");
     await expectInvalid(() => store.expireTimers({ now: T0, max: 1.5 }), "max");
+  });
+
+  promiseClause("expireTimers: a scan that finds max due timers of a kind says more may be due; the last one says none are left", async () => {
+    const store = await ctx.store();
+    for (const id of ["a", "b", "c"]) await createPromise(store, id, { timeoutAt: T0 + 10 });
+    const first = await store.expireTimers({ now: T0 + 10, max: 2 });
+    expect(first).toMatchObject({ promisesTimedOut: 2, more: true });
+    const second = await store.expireTimers({ now: T0 + 10, max: 2 });
+    expect(second).toMatchObject({ promisesTimedOut: 1, more: false });
   });
 }

@@ -12,6 +12,7 @@ import type {
   PromiseStore,
   PromiseStoreCapabilities,
   OutboxRef,
+  PromiseDetail,
   PromiseTransaction,
   ScheduleFiring,
   TimerScanResult,
@@ -284,6 +285,22 @@ export class CheckedPromiseStore implements PromiseStore {
     };
   }
 
+  async describePromise(id: string, now: Instant): Promise<PromiseDetail | null> {
+    requireInstant(now, "now");
+    if (typeof id !== "string" || id.length === 0) throw new InvalidInputError("id", "must be a non-empty string");
+    const rows = await this.backend.read((reader) => reader.describe(id));
+    if (rows === null) return null;
+    const sorted = (list: readonly string[]) => [...list].sort();
+    return {
+      promise: promiseRecord(rows.promise, now),
+      task: rows.task === null ? null : taskRecord(rows.task, rows.promise, now),
+      awaiters: sorted(rows.awaiters),
+      awaiting: sorted(rows.awaiting),
+      listeners: sorted(rows.listeners),
+      messages: rows.outbox.map(({ kind, address, version, availableAt, createdAt, takes }) => ({ kind, address, version, availableAt, createdAt, takes })),
+    };
+  }
+
   setStepHook(hook: StepHook | null): void {
     if (!this.backend.stepHook || this.backend.setStepHook === undefined) throw new CapabilityNotSupportedError(this.backend.name, "stepHook");
     this.backend.setStepHook(hook);
@@ -298,7 +315,7 @@ export class CheckedPromiseStore implements PromiseStore {
     const expiredBy = state === undefined || state === "resolved" || state === "rejected_timedout" ? now : null;
     const states: PromiseState[] | null = state === undefined ? null : [state];
     const rows = await this.backend.read((reader) =>
-      reader.promisePage({ after: request.cursor ?? null, tags: request.tags ?? {}, states, expiredBy, limit: limit + 1 }),
+      reader.promisePage({ after: request.cursor ?? null, prefix: request.prefix ?? null, tags: request.tags ?? {}, states, expiredBy, limit: limit + 1 }),
     );
     const considered = rows.slice(0, limit);
     const promises = considered.map((row) => promiseRecord(row, now)).filter((record) => state === undefined || record.state === state);

@@ -200,6 +200,7 @@ export function assertPromiseRequest(request: PromiseRequest, bounds: PromiseBou
       return;
     case "promise.search":
       if (r["state"] !== undefined && !PROMISE_STATES.includes(r["state"] as "pending")) invalid("state", `must be one of ${PROMISE_STATES.join(", ")}`);
+      if (r["prefix"] !== undefined) text(r["prefix"], "prefix", bounds.idLength);
       tags(r["tags"], "tags", bounds);
       page(r, bounds);
       return;

@@ -94,6 +94,19 @@ export interface PromiseSnapshot {
   readonly timers: { readonly promises: readonly { readonly id: string; readonly at: Instant }[]; readonly tasks: readonly { readonly id: string; readonly at: Instant }[] };
 }
 
+/** A promise with everything around it, for an operator (`describePromise`). */
+export interface PromiseDetail {
+  readonly promise: PromiseRecord;
+  readonly task: TaskRecord | null;
+  /** Tasks waiting on this promise. */
+  readonly awaiters: readonly string[];
+  /** Promises this promise's task waits on. */
+  readonly awaiting: readonly string[];
+  readonly listeners: readonly string[];
+  /** Messages about it still in the outbox: its task's `execute`, its `unblock`s. */
+  readonly messages: readonly { readonly kind: "execute" | "unblock"; readonly address: string; readonly version: number; readonly availableAt: Instant; readonly createdAt: Instant; readonly takes: number }[];
+}
+
 /** What one timeout scan did. */
 export interface TimerScanResult {
   /** Pending promises settled by their deadline. */
@@ -165,6 +178,9 @@ export interface PromiseStore {
   /** Everything stored, as of `now` (the protocol's `debug.snap`). */
   snapshot(now: Instant): Promise<PromiseSnapshot>;
 
+  /** One promise with its task, callbacks both ways, listeners and waiting messages, as of `now` (a read: nothing is touched); `null` when unknown. */
+  describePromise(id: string, now: Instant): Promise<PromiseDetail | null>;
+
   /** Test hook (only with `capabilities.stepHook`); see `StepHook`. */
   setStepHook?(hook: StepHook | null): void;
 }
@@ -174,6 +190,8 @@ export interface PromiseStore {
 /** A page query of promises: `id > after`, every tag matching, stored state in `states` or pending with a deadline ≤ `expiredBy`. */
 export interface PromisePageQuery {
   readonly after: string | null;
+  /** Only ids starting with this text (`null`: any). */
+  readonly prefix: string | null;
   readonly tags: Readonly<Record<string, string>>;
   /** `null`: any state. */
   readonly states: readonly PromiseState[] | null;
@@ -229,6 +247,15 @@ export interface PromiseReader {
   taskPage(query: TaskPageQuery): Promise<readonly { readonly task: TaskRow; readonly promise: PromiseRow | null }[]>;
   schedulePage(query: { readonly after: string | null; readonly tags: Readonly<Record<string, string>>; readonly limit: number }): Promise<readonly PromiseScheduleRow[]>;
   dueSchedules(now: Instant, max: number): Promise<readonly PromiseScheduleRow[]>;
+  /** One promise's rows, for `describePromise`; `null` when unknown. */
+  describe(id: string): Promise<{
+    readonly promise: PromiseRow;
+    readonly task: TaskRow | null;
+    readonly awaiters: readonly string[];
+    readonly awaiting: readonly string[];
+    readonly listeners: readonly string[];
+    readonly outbox: readonly OutboxRow[];
+  } | null>;
   /** Every row, for `snapshot`. */
   everything(): Promise<{
     readonly promises: readonly PromiseRow[];

@@ -44,6 +44,8 @@ export interface PromiseRegisterListenerRequest {
 
 export interface PromiseSearchRequest {
   readonly kind: "promise.search";
+  /** Belay's extension: only ids starting with this text. */
+  readonly prefix?: string;
   readonly state?: PromiseState;
   /** Every tag given must match. */
   readonly tags?: Readonly<Record<string, string>>;

@@ -47,6 +47,7 @@ export function promiseReader(state: PromiseState): PromiseReader {
     async promisePage(query: PromisePageQuery) {
       const matches = [...state.promises.values()]
         .filter((row) => query.after === null || row.id > query.after)
+        .filter((row) => query.prefix === null || row.id.startsWith(query.prefix))
         .filter((row) => Object.entries(query.tags).every(([key, value]) => row.tags[key] === value))
         .filter(
           (row) =>
@@ -75,6 +76,19 @@ export function promiseReader(state: PromiseState): PromiseReader {
         .filter((row) => Object.entries(query.tags).every(([key, value]) => row.promiseTags[key] === value))
         .sort(byId)
         .slice(0, query.limit);
+    },
+    async describe(id: string) {
+      const promise = state.promises.get(id);
+      if (promise === undefined) return null;
+      const outbox = [...state.outbox.values()].filter((row) => row.id === id);
+      return {
+        promise,
+        task: state.tasks.get(id) ?? null,
+        awaiters: [...(state.callbacksOn.get(id) ?? [])],
+        awaiting: [...(state.callbacksOf.get(id) ?? [])],
+        listeners: [...(state.listeners.get(id) ?? [])],
+        outbox,
+      };
     },
     async dueSchedules(now: Instant, max: number) {
       return state.scheduleTimers.due(now, max).map((id) => state.schedules.get(id)!);

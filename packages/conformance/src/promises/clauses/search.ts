@@ -149,4 +149,35 @@ export function searchClauses(ctx: PromiseSuiteContext): void {
     const second = await ok(store, { kind: "task.search", limit: 1, cursor: first.cursor! }, T0 + 1);
     expect(second.tasks).toMatchObject([{ id: "b", state: "acquired", version: 1 }]);
   });
+
+  promiseClause("promise.search: a prefix (Belay's extension) keeps only ids starting with it, in id order, paged", async () => {
+    const store = await ctx.store();
+    for (const id of ["order:1", "order:2", "orders", "other:1", "order:3"]) await createPromise(store, id);
+    const first = await ok(store, { kind: "promise.search", prefix: "order:", limit: 2 });
+    expect(ids(first.promises)).toEqual(["order:1", "order:2"]);
+    const rest = await ok(store, { kind: "promise.search", prefix: "order:", limit: 2, cursor: first.cursor! });
+    expect(ids(rest.promises)).toEqual(["order:3"]);
+    expect(ids((await ok(store, { kind: "promise.search", prefix: "%" })).promises)).toEqual([]);
+  });
+
+  promiseClause("describePromise: a promise with its task, callbacks both ways, listeners and waiting messages, touching nothing", async () => {
+    const store = await ctx.store();
+    await holdTask(store, "root");
+    await createTargeted(store, "root:1");
+    await ok(store, { kind: "task.suspend", id: "root", version: 1, actions: [{ kind: "promise.register_callback", awaited: "root:1", awaiter: "root" }] });
+    await ok(store, { kind: "promise.register_listener", awaited: "root:1", address: "poll://uni@g/p1" });
+    const before = await store.snapshot(T0);
+    const child = await store.describePromise("root:1", T0);
+    expect(child).toMatchObject({
+      promise: { id: "root:1", state: "pending" },
+      task: { id: "root:1", state: "pending", version: 0 },
+      awaiters: ["root"],
+      awaiting: [],
+      listeners: ["poll://uni@g/p1"],
+      messages: [{ kind: "execute", version: 0 }],
+    });
+    expect((await store.describePromise("root", T0))?.awaiting).toEqual(["root:1"]);
+    expect(await store.describePromise("ghost", T0)).toBeNull();
+    expect(await store.snapshot(T0)).toEqual(before);
+  });
 }

@@ -11,7 +11,7 @@ import {
 import { type Connection, Statements, openConnection } from "./connection.js";
 import { PROMISE_SURFACE, assertSchema, migrate } from "./migrate.js";
 import { InsertConflict, type PromiseContext, applyPromiseEffects, loadPromiseRows } from "./sql/promise-rows.js";
-import { acknowledgeOutbox, dueTimers, promiseReader, resetPromises, takeOutbox } from "./sql/promise-scans.js";
+import { acknowledgeOutbox, dueTimers, promiseReader, releaseOutbox, resetPromises, takeOutbox } from "./sql/promise-scans.js";
 import { type ResolvedSqlitePromiseStoreConfig, resolveSqlitePromiseStoreConfig, type SqlitePromiseStoreConfig } from "./sqlite-promise-store-config.js";
 import { type Tables, tablesFor } from "./tables.js";
 import { TransactionRunner } from "./transaction.js";
@@ -24,6 +24,8 @@ const MAX_RUNS = 3;
  * front (which runs every rule). Operations run one at a time under the instance's lock; each
  * write is one `BEGIN IMMEDIATE` transaction — the file's write lock taken before the first load,
  * so nothing the machine decides on can change before the commit — committed before it resolves.
+ * Outbox listeners hear, after the commit, of this instance's own writes of messages only (other
+ * processes sharing the file find theirs by polling).
  */
 export class SqlitePromiseBackend implements PromiseBackend {
   readonly name = "sqlite";
@@ -38,6 +40,7 @@ export class SqlitePromiseBackend implements PromiseBackend {
   // The front awaits between the loads and writes of one transaction, and the step hook may park
   // it: the lock keeps every other operation of the instance off the connection until it ends.
   readonly #mutex = new Mutex();
+  readonly #outboxListeners = new Set<() => void>();
   #hook: StepHook | null = null;
   #schemaChecked = false;
   #closed = false;
@@ -68,6 +71,7 @@ export class SqlitePromiseBackend implements PromiseBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#outboxListeners.clear();
     await this.#mutex.run(() => {
       if (this.#db.open) this.#db.close();
     });
@@ -75,7 +79,7 @@ export class SqlitePromiseBackend implements PromiseBackend {
 
   async transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T> {
     this.#assertOpen();
-    return this.#mutex.run(async () => {
+    const { result, wroteOutbox } = await this.#mutex.run(async () => {
       this.#assertConnected();
       this.#assertSchema();
       const hook = this.#hook;
@@ -85,18 +89,27 @@ export class SqlitePromiseBackend implements PromiseBackend {
           if (hook !== null) await hook({ operation, step: name });
         },
       };
+      // Whether this run wrote an outbox message (a rolled-back run's writes never count).
+      let wrote = false;
       const tx: PromiseTransaction = {
         load: async (keys) => loadPromiseRows(ctx, keys),
-        apply: (effects) => applyPromiseEffects(ctx, effects),
+        apply: async (effects) => {
+          if (await applyPromiseEffects(ctx, effects)) wrote = true;
+        },
         step: ctx.step,
         dueTimers: async (now, max) => dueTimers(ctx, now, max),
-        takeOutbox: async (now, max, until) => takeOutbox(ctx, now, max, until),
+        takeOutbox: async (now, max, until, filter) => takeOutbox(ctx, now, max, until, filter),
         acknowledgeOutbox: async (rows) => acknowledgeOutbox(ctx, rows),
+        releaseOutbox: async (rows, at) => {
+          if (releaseOutbox(ctx, rows, at)) wrote = true;
+        },
         reset: async () => resetPromises(ctx),
       };
       for (let run = 1; ; run++) {
+        wrote = false;
         try {
-          return await this.#runner.writeAsync(operation, hook, () => work(tx));
+          const result = await this.#runner.writeAsync(operation, hook, () => work(tx));
+          return { result, wroteOutbox: wrote };
         } catch (error) {
           // A row the machine saw absent exists: the operation runs again from its loads (rolled
           // back already), a few times, as the contract asks of every store.
@@ -107,6 +120,36 @@ export class SqlitePromiseBackend implements PromiseBackend {
         }
       }
     });
+    // Committed: tell the listeners, outside the lock (a listener may call the store at once).
+    if (wroteOutbox) this.#announceOutbox();
+    return result;
+  }
+
+  /** Reads the promise schema's version afresh (not the check cached at the first operation): the file answers and the tables are there. */
+  async ping(): Promise<void> {
+    this.#assertOpen();
+    await this.#mutex.run(() => {
+      this.#assertConnected();
+      assertSchema(this.#db, this.#tables, `${this.path} (promise tables ${this.#tables.prefix}*)`, PROMISE_SURFACE);
+    });
+  }
+
+  /** In-process and lossy: `listener` hears of this instance's commits that wrote outbox messages. */
+  subscribeOutbox(listener: () => void): () => void {
+    this.#assertOpen();
+    this.#outboxListeners.add(listener);
+    return () => void this.#outboxListeners.delete(listener);
+  }
+
+  #announceOutbox(): void {
+    // A copy: a listener may unsubscribe itself while being told.
+    for (const listener of [...this.#outboxListeners]) {
+      try {
+        listener();
+      } catch {
+        // A listener's failure is its own: the write has committed.
+      }
+    }
   }
 
   async read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T> {

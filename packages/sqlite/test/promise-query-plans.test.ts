@@ -8,8 +8,8 @@ import * as rows from "../src/sql/promise-rows.js";
 import * as scans from "../src/sql/promise-scans.js";
 import { type Tables, tablesFor } from "../src/tables.js";
 
-// The promise surface's timer scans, outbox take and keyed lookups read their index (EXPLAIN QUERY
-// PLAN names it), and no statement of a keyed operation, timer scan or outbox call scans a table:
+// The promise surface's timer scans, outbox take (filtered or not) and keyed lookups read their
+// index (EXPLAIN QUERY PLAN names it), and no statement of a keyed operation, timer scan or outbox call scans a table:
 // the statements are the store's own, recorded as a fresh store's connection prepares them.
 
 const T = Date.UTC(2026, 0, 1);
@@ -44,13 +44,15 @@ function planOf(db: Database.Database, sql: string): string[] {
 const isFullScan = (detail: string) => /^SCAN /.test(detail) && !/json_each|VIRTUAL TABLE/.test(detail);
 
 const target = { "resonate:target": "poll://any@workers" };
+/** Other addresses, so a filtered take has messages to pass over. */
+const others = [{ "resonate:target": "poll://any@workers/w7" }, { "resonate:target": "https://hooks.example/belay" }];
 
 /** Many promises in every state, tasks, callbacks, listeners, branches, schedules and messages; analysed. */
 async function seed(): Promise<void> {
   const store = new SqlitePromiseStore({ path });
   await store.migrate();
   for (let i = 0; i < 600; i++) {
-    const tags: Record<string, string> = { ...(i % 2 === 0 ? target : {}), ...(i % 3 === 0 ? { "resonate:branch": `b${i % 30}` } : {}), env: `e${i % 4}` };
+    const tags: Record<string, string> = { ...(i % 2 === 0 ? target : i % 6 === 1 ? others[i % 12 === 1 ? 0 : 1] : {}), ...(i % 3 === 0 ? { "resonate:branch": `b${i % 30}` } : {}), env: `e${i % 4}` };
     await store.handle({ kind: "promise.create", id: `p${i}`, timeoutAt: T + 60_000 + i * 1_000, tags }, T);
     if (i % 5 === 0) await store.handle({ kind: "promise.settle", id: `p${i}`, state: "resolved" }, T + 1);
     if (i % 10 === 2) await store.handle({ kind: "task.acquire", id: `p${i}`, version: 0, pid: "w1", ttl: 30_000 }, T + 2);
@@ -94,8 +96,10 @@ describe("sqlite promise store: query plans", () => {
     ["the task timer scan reads the partial index of task timers", scans.selectDueTasks, /USING (COVERING )?INDEX belay_tasks_timer \(timer_at>\? AND timer_at<\?\)/],
     ["the schedule scan reads the schedules' time index", scans.selectDueSchedules, /USING (COVERING )?INDEX belay_promise_schedules_due \(next_run_at<\?\)/],
     ["the outbox take reads the outbox's time index", scans.selectAvailableOutbox, /USING (COVERING )?INDEX belay_outbox_available \(available_at<\?\)/],
+    ["a take filtered by address or prefix reads the same time index, covering", scans.selectAvailableOutboxFiltered, /USING COVERING INDEX belay_outbox_available \(available_at<\?\)/],
     ["a take marks each message by its key", scans.markTaken, /USING PRIMARY KEY \(kind=\? AND id=\? AND address=\?\)/],
     ["an acknowledgement finds its message by key", scans.deleteAcknowledged, /USING PRIMARY KEY \(kind=\? AND id=\?\)/],
+    ["a release finds its message by key", scans.markReleased, /USING PRIMARY KEY \(kind=\? AND id=\?\)/],
     ["a branch is read from the index of the branch tag", rows.selectBranch, /USING INDEX belay_promises_branch \(branch=\?\)/],
     ["the callbacks on a promise are read by their key (awaited)", rows.selectAwaiters, /SEARCH c USING PRIMARY KEY \(awaited=\?\)/],
     ["the callbacks on a promise are deleted by their key (awaited)", rows.deleteCallbacksOn, /USING PRIMARY KEY \(awaited=\?\)/],
@@ -111,6 +115,16 @@ describe("sqlite promise store: query plans", () => {
       expect(plan.filter(isFullScan), plan.join("\n")).toEqual([]);
     });
   }
+
+  it("a take, filtered by prefix or not, walks the time index in its order: no sort, no read of the table", () => {
+    for (const build of [scans.selectAvailableOutbox, scans.selectAvailableOutboxFiltered]) {
+      const plan = planOf(db, build(t));
+      expect(plan.filter((detail) => /TEMP B-TREE/.test(detail)), plan.join("\n")).toEqual([]);
+      expect(plan.filter((detail) => /belay_outbox/.test(detail) || / o USING /.test(detail)), plan.join("\n")).toEqual([
+        expect.stringMatching(/^SEARCH (belay_outbox|o) USING COVERING INDEX belay_outbox_available \(available_at<\?\)$/),
+      ]);
+    }
+  });
 
   it("no statement of a keyed operation, timer scan, schedule firing or outbox call scans a table", async () => {
     const statements = await statementsOf(async (store) => {
@@ -134,7 +148,12 @@ describe("sqlite promise store: query plans", () => {
       const due = await store.dueSchedules({ now: T + 5 * 60_000, max: 10 });
       await store.fireSchedules({ firings: due.map((s) => ({ id: s.id, expectedNextRunAt: s.nextRunAt, nextRunAt: s.nextRunAt + 3_600_000 })), now: T + 5 * 60_000 });
       await store.expireTimers({ now: T + 200_000, max: 50 });
-      const taken = await store.takeOutbox({ now: T + 200_000, max: 50, leaseMs: 10_000 });
+      const filter = { addresses: ["poll://any@workers/w7"], prefixes: ["https://"] };
+      const byAddress = await store.takeOutbox({ now: T + 200_000, max: 5, leaseMs: 10_000, filter });
+      const byPrefix = await store.takeOutbox({ now: T + 200_000, max: 5, leaseMs: 10_000, filter: { addresses: [], prefixes: ["poll://any@"] } });
+      expect(byAddress.length + byPrefix.length).toBeGreaterThan(0);
+      await store.releaseOutbox({ deliveries: [...byAddress, ...byPrefix], now: T + 200_001 });
+      const taken = await store.takeOutbox({ now: T + 200_001, max: 50, leaseMs: 10_000 });
       await store.acknowledgeOutbox({ deliveries: taken });
     });
     expect(statements.length).toBeGreaterThan(20);

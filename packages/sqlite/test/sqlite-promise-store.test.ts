@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SqlitePromiseStore } from "../src/index.js";
 
 // What SqlitePromiseStore adds to the contract's front: its config, its transactions under the
-// file's write lock, and the rerun of an operation whose insert finds its row present.
+// file's write lock, the rerun of an operation whose insert finds its row present, its in-process
+// outbox listeners and its ping.
 
 const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-promise-store-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -94,6 +95,73 @@ describe("SqlitePromiseStore", () => {
     await store.close();
   });
 
+  it("outbox listeners hear, after the commit, of writes of messages only: not of a take, an acknowledgement, a release that moved on, or a rolled-back run", async () => {
+    const path = fresh();
+    const store = new SqlitePromiseStore({ path });
+    await store.migrate();
+    const heard: string[] = [];
+    let phase = "";
+    const reader = new Database(path, { readonly: true });
+    const messages = () => (reader.prepare(`SELECT count(*) AS n FROM "belay_outbox"`).get() as { n: number }).n;
+    store.subscribeOutbox(() => {
+      // Told after the commit: another connection sees the message already.
+      heard.push(`${phase}:${messages()}`);
+    });
+    store.subscribeOutbox(() => {
+      throw new Error("a listener's failure is its own");
+    });
+    phase = "create";
+    expect(await store.handle({ kind: "promise.create", id: "p1", timeoutAt: T + 60_000, tags: target }, T)).toMatchObject({ status: 200 });
+    phase = "take";
+    const [taken] = await store.takeOutbox({ now: T, max: 10, leaseMs: 10_000 });
+    phase = "release";
+    await store.releaseOutbox({ deliveries: [taken!], now: T + 1 });
+    phase = "stale release";
+    await store.releaseOutbox({ deliveries: [taken!], now: T + 2 });
+    const [again] = await store.takeOutbox({ now: T + 2, max: 10, leaseMs: 10_000 });
+    phase = "ack";
+    await store.acknowledgeOutbox({ deliveries: [again!] });
+    // A run rolled back (the insert of a task finds its row present, three times) tells no one.
+    const db = new Database(path);
+    db.prepare(`INSERT INTO "belay_tasks" (id, state, version, resumes) VALUES ('orphan', 'pending', 0, 0)`).run();
+    db.close();
+    phase = "rolled back";
+    await expect(store.handle({ kind: "promise.create", id: "orphan", timeoutAt: T + 60_000, tags: target }, T)).rejects.toMatchObject({ code: "BELAY_TRANSIENT_STORE" });
+    expect(heard).toEqual(["create:1", "release:1"]);
+    reader.close();
+    await store.close();
+  });
+
+  it("each message keeps when it was written and how often it was taken, across connections; a task's newer execute is a new message", async () => {
+    const path = fresh();
+    const store = new SqlitePromiseStore({ path });
+    await store.migrate();
+    await store.handle({ kind: "promise.create", id: "p1", timeoutAt: T + 600_000, tags: target }, T);
+    await store.takeOutbox({ now: T + 5, max: 10, leaseMs: 1_000 });
+    await store.close();
+    const reopened = new SqlitePromiseStore({ path });
+    const [second] = await reopened.takeOutbox({ now: T + 1_005, max: 10, leaseMs: 1_000 });
+    expect(second).toMatchObject({ key: "execute:p1", createdAt: T, takes: 2 });
+    expect(await reopened.handle({ kind: "task.acquire", id: "p1", version: 0, pid: "w", ttl: 60_000 }, T + 2_000)).toMatchObject({ status: 200 });
+    expect(await reopened.handle({ kind: "task.release", id: "p1", version: 1 }, T + 3_000)).toMatchObject({ status: 200 });
+    const [third] = await reopened.takeOutbox({ now: T + 3_000, max: 10, leaseMs: 1_000 });
+    expect(third).toMatchObject({ key: "execute:p1", message: { data: { task: { version: 1 } } }, createdAt: T + 3_000, takes: 1 });
+    await reopened.close();
+  });
+
+  it("ping reads the schema afresh: before migrate() and after the tables went it throws SchemaNotMigratedError", async () => {
+    const path = fresh();
+    const store = new SqlitePromiseStore({ path });
+    await expect(store.ping()).rejects.toMatchObject({ code: "BELAY_SCHEMA_NOT_MIGRATED" });
+    await store.migrate();
+    await expect(store.ping()).resolves.toBeUndefined();
+    const db = new Database(path);
+    db.exec(`DROP TABLE "belay_promise_migrations"`);
+    db.close();
+    await expect(store.ping()).rejects.toMatchObject({ code: "BELAY_SCHEMA_NOT_MIGRATED" });
+    await store.close();
+  });
+
   it("a closed store refuses every call", async () => {
     const store = new SqlitePromiseStore({ path: fresh() });
     await store.migrate();
@@ -103,5 +171,7 @@ describe("SqlitePromiseStore", () => {
     await expect(store.reset()).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
     await expect(store.snapshot(T)).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
     await expect(store.migrate()).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
+    await expect(store.ping()).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
+    expect(() => store.subscribeOutbox(() => undefined)).toThrow(expect.objectContaining({ code: "BELAY_STORE_CLOSED" }));
   });
 });

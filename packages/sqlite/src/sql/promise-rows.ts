@@ -223,13 +223,15 @@ const insertCallback = (t: Tables) => `INSERT INTO ${t.callbacks} (awaited, awai
 const insertListener = (t: Tables) => `INSERT INTO ${t.listeners} (promise_id, address) VALUES (?, ?) ON CONFLICT DO NOTHING`;
 /** Reserves `?` revisions; returns the last (the counter only rises, so no revision is ever handed out twice). */
 export const reserveRevisions = (t: Tables) => `UPDATE ${t.outboxRevision} SET revision = revision + ? WHERE id = 1 RETURNING revision`;
-/** A task's one `execute`: a newer dispatch replaces it. */
+/** A task's one `execute`: a newer dispatch replaces it — a new message, written now, never taken. */
 export const upsertExecute = (t: Tables) =>
-  `INSERT INTO ${t.outbox} (kind, id, address, version, available_at, revision) VALUES ('execute', ?, ?, ?, ?, ?)
-   ON CONFLICT (kind, id, address) DO UPDATE SET version = excluded.version, available_at = excluded.available_at, revision = excluded.revision`;
+  `INSERT INTO ${t.outbox} (kind, id, address, version, available_at, revision, created_at, takes) VALUES ('execute', ?, ?, ?, ?, ?, ?, 0)
+   ON CONFLICT (kind, id, address) DO UPDATE SET version = excluded.version, available_at = excluded.available_at, revision = excluded.revision,
+     created_at = excluded.created_at, takes = 0`;
 /** An `unblock` is written once per (promise, address). */
 const insertUnblock = (t: Tables) =>
-  `INSERT INTO ${t.outbox} (kind, id, address, version, available_at, revision) VALUES ('unblock', ?, ?, 0, ?, ?) ON CONFLICT DO NOTHING`;
+  `INSERT INTO ${t.outbox} (kind, id, address, version, available_at, revision, created_at, takes) VALUES ('unblock', ?, ?, 0, ?, ?, ?, 0)
+   ON CONFLICT DO NOTHING`;
 const insertSchedule = (t: Tables) =>
   `INSERT INTO ${t.promiseSchedules} (id, cron, promise_id, promise_timeout, promise_param, promise_tags, created_at, next_run_at, last_run_at)
    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
@@ -253,8 +255,11 @@ function updating(table: string, id: string, update: () => { changes: number }):
   if (update().changes !== 1) throw new Error(`promise store: the ${table} row ${JSON.stringify(id)} the operation loaded is gone`);
 }
 
-/** Writes an operation's effects: deletions first, then rows (see `PromiseEffects`). */
-export async function applyPromiseEffects(ctx: PromiseContext, effects: PromiseEffects): Promise<void> {
+/**
+ * Writes an operation's effects: deletions first, then rows (see `PromiseEffects`). Says whether
+ * it wrote an outbox message (an `unblock` already there is not written again).
+ */
+export async function applyPromiseEffects(ctx: PromiseContext, effects: PromiseEffects): Promise<boolean> {
   const { q } = ctx;
   for (const id of effects.callbacksOnDeleted) q.get(deleteCallbacksOn).run(id);
   for (const id of effects.callbacksOfDeleted) q.get(deleteCallbacksOf).run(id);
@@ -279,13 +284,18 @@ export async function applyPromiseEffects(ctx: PromiseContext, effects: PromiseE
   await ctx.step("promises and tasks written");
   for (const { awaited, awaiter } of effects.callbacksAdded) q.get(insertCallback).run(awaited, awaiter);
   for (const { promiseId, address } of effects.listenersAdded) q.get(insertListener).run(promiseId, address);
+  let wroteOutbox = false;
   if (effects.outbox.length > 0) {
     const { revision: last } = q.get(reserveRevisions).get(effects.outbox.length) as { revision: number };
     let revision = last - effects.outbox.length;
     for (const write of effects.outbox) {
       revision++;
-      if (write.kind === "execute") q.get(upsertExecute).run(write.id, write.address, write.version, write.availableAt, revision);
-      else q.get(insertUnblock).run(write.id, write.address, write.availableAt, revision);
+      // A message is written when it first becomes available: the operation's instant.
+      const written =
+        write.kind === "execute"
+          ? q.get(upsertExecute).run(write.id, write.address, write.version, write.availableAt, revision, write.availableAt)
+          : q.get(insertUnblock).run(write.id, write.address, write.availableAt, revision, write.availableAt);
+      if (written.changes > 0) wroteOutbox = true;
     }
   }
   for (const { row, insert } of effects.schedules) {
@@ -302,4 +312,5 @@ export async function applyPromiseEffects(ctx: PromiseContext, effects: PromiseE
     }
   }
   await ctx.step("callbacks, listeners, outbox and schedules written");
+  return wroteOutbox;
 }

@@ -1,4 +1,4 @@
-import type { Instant, OutboxRow, PromisePageQuery, PromiseReader, PromiseRow, TaskPageQuery } from "@belay/contract";
+import type { Instant, OutboxFilter, OutboxRef, OutboxRow, PromisePageQuery, PromiseReader, PromiseRow, TaskPageQuery } from "@belay/contract";
 import type { Statements } from "../connection.js";
 import type { Tables } from "../tables.js";
 import {
@@ -43,37 +43,78 @@ export function dueTimers(ctx: PromiseContext, now: Instant, max: number): { pro
 export const selectAvailableOutbox = (t: Tables) =>
   `SELECT kind, id, address FROM ${t.outbox} WHERE available_at <= ? ORDER BY available_at, revision LIMIT ?`;
 
-/** A taken message: hidden until the take's lease ends, at the take's revision. */
+/**
+ * Messages available at `now` whose address is one of `@addresses` or starts with one of
+ * `@prefixes` (JSON lists), oldest first. It walks the same time index as the unfiltered take: the
+ * index of a WITHOUT ROWID table carries the key, address included, so each entry is tested
+ * without reading the table. A prefix is compared by `substr`, exactly (no `LIKE` wildcards or
+ * case folding).
+ */
+export const selectAvailableOutboxFiltered = (t: Tables) =>
+  `SELECT kind, id, address FROM ${t.outbox} AS o
+   WHERE o.available_at <= @now
+     AND (o.address IN (SELECT value FROM json_each(@addresses))
+       OR EXISTS (SELECT 1 FROM json_each(@prefixes) AS p WHERE substr(o.address, 1, length(p.value)) = p.value))
+   ORDER BY o.available_at, o.revision LIMIT @max`;
+
+/** A taken message: hidden until the take's lease ends, at the take's revision, taken once more. */
 export const markTaken = (t: Tables) =>
-  `UPDATE ${t.outbox} SET available_at = ?, revision = ? WHERE kind = ? AND id = ? AND address = ? RETURNING version`;
+  `UPDATE ${t.outbox} SET available_at = ?, revision = ?, takes = takes + 1 WHERE kind = ? AND id = ? AND address = ?
+   RETURNING version, created_at AS createdAt, takes`;
 
 /** A message still at the revision of its take. An `execute` is one per task: its key is (kind, id). */
 export const deleteAcknowledged = (t: Tables) =>
   `DELETE FROM ${t.outbox} WHERE kind = ? AND id = ? AND (kind = 'execute' OR address = ?) AND revision = ?`;
 
-/** Takes up to `max` messages available at `now`: each hidden until `until`, at a new revision. */
-export function takeOutbox(ctx: PromiseContext, now: Instant, max: number, until: Instant): OutboxRow[] {
+/** A message still at the revision of its take, handed back: available at `at`, at a new revision (its takes stay). */
+export const markReleased = (t: Tables) =>
+  `UPDATE ${t.outbox} SET available_at = ?, revision = ? WHERE kind = ? AND id = ? AND (kind = 'execute' OR address = ?) AND revision = ?`;
+
+type OutboxKey = { kind: "execute" | "unblock"; id: string; address: string };
+
+/** Takes up to `max` messages available at `now` that pass `filter`: each hidden until `until`, at a new revision, `takes` + 1. */
+export function takeOutbox(ctx: PromiseContext, now: Instant, max: number, until: Instant, filter: OutboxFilter | null): OutboxRow[] {
   const { q } = ctx;
-  const due = q.get(selectAvailableOutbox).all(now, max) as { kind: "execute" | "unblock"; id: string; address: string }[];
+  const due = (
+    filter === null
+      ? q.get(selectAvailableOutbox).all(now, max)
+      : q.get(selectAvailableOutboxFiltered).all({ now, max, addresses: JSON.stringify(filter.addresses), prefixes: JSON.stringify(filter.prefixes) })
+  ) as OutboxKey[];
   if (due.length === 0) return [];
   const { revision: last } = q.get(reserveRevisions).get(due.length) as { revision: number };
   let revision = last - due.length;
   return due.map(({ kind, id, address }) => {
     revision++;
-    const { version } = q.get(markTaken).get(until, revision, kind, id, address) as { version: number };
+    const { version, createdAt, takes } = q.get(markTaken).get(until, revision, kind, id, address) as { version: number; createdAt: Instant; takes: number };
     return kind === "execute"
-      ? { kind, id, address, version, availableAt: until, revision }
-      : { kind, id, address, version: 0 as const, availableAt: until, revision };
+      ? { kind, id, address, version, availableAt: until, revision, createdAt, takes }
+      : { kind, id, address, version: 0 as const, availableAt: until, revision, createdAt, takes };
   });
 }
 
 /** Deletes messages still at the revision of their take (a later write or take moved it on). */
-export function acknowledgeOutbox(
-  ctx: PromiseContext,
-  rows: readonly { readonly kind: "execute" | "unblock"; readonly id: string; readonly address: string; readonly revision: number }[],
-): void {
+export function acknowledgeOutbox(ctx: PromiseContext, rows: readonly OutboxRef[]): void {
   const statement = ctx.q.get(deleteAcknowledged);
   for (const { kind, id, address, revision } of rows) statement.run(kind, id, address, revision);
+}
+
+/**
+ * Makes messages still at the revision of their take available at `at`, each at a new revision
+ * (so the old token touches it no more). Says whether any was handed back. Revisions are reserved
+ * for every row given: a row that moved on leaves a gap, and revisions need only rise.
+ */
+export function releaseOutbox(ctx: PromiseContext, rows: readonly OutboxRef[], at: Instant): boolean {
+  if (rows.length === 0) return false;
+  const { q } = ctx;
+  const { revision: last } = q.get(reserveRevisions).get(rows.length) as { revision: number };
+  let revision = last - rows.length;
+  let released = false;
+  const statement = q.get(markReleased);
+  for (const { kind, id, address, revision: taken } of rows) {
+    revision++;
+    if (statement.run(at, revision, kind, id, address, taken).changes > 0) released = true;
+  }
+  return released;
 }
 
 // ---- reset ----------------------------------------------------------------------------------
@@ -121,7 +162,7 @@ const everyCallback = (t: Tables) => `SELECT awaited, awaiter FROM ${t.callbacks
 const everyListener = (t: Tables) => `SELECT promise_id AS promiseId, address FROM ${t.listeners}`;
 const everySchedule = (t: Tables) => `SELECT ${SCHEDULE_COLUMNS} FROM ${t.promiseSchedules}`;
 const everyMessage = (t: Tables) =>
-  `SELECT kind, id, address, version, available_at AS availableAt, revision FROM ${t.outbox}`;
+  `SELECT kind, id, address, version, available_at AS availableAt, revision, created_at AS createdAt, takes FROM ${t.outbox}`;
 
 /** Ids are non-empty, so every id sorts after the empty text: the first page starts there. */
 const after = (cursor: string | null) => cursor ?? "";

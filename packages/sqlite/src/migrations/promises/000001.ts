@@ -16,8 +16,14 @@
  *   callbacks on a promise, a fulfilment deletes the callbacks of a task.
  * - The outbox is one table keyed by (kind, id, address). An `execute` is one per task: its address
  *   is its promise's `resonate:target`, which never changes, so the key names one row per task.
- *   `revision` comes from `outbox_revision`, a counter that only rises (an acknowledgement of an
- *   older take must never match a newer message, even after the old row was deleted).
+ *   `revision` comes from `outbox_revision`, a counter that only rises (an acknowledgement or a
+ *   release of an older take must never match a newer message, even after the old row was
+ *   deleted). `created_at` is when the message was written (an `execute` replaced by a newer
+ *   version is a new message: written again, `takes` back to 0); `takes` counts its takes.
+ * - The availability index `(available_at, revision)` is the only way a take reads the outbox. A
+ *   WITHOUT ROWID table's index carries the primary key, so it covers `kind`, `id` and `address`:
+ *   a take filtered by address or prefix walks the index in order and tests each entry's address
+ *   without reading the table.
  * - No foreign keys: the contract's machine decides which rows exist, and only `reset` deletes
  *   promises or tasks (everything at once).
  * - Promises and schedules carry params of up to the value bound (1 MiB): ordinary rowid tables
@@ -76,6 +82,8 @@ CREATE TABLE "{prefix}outbox" (
   version INTEGER NOT NULL,
   available_at INTEGER NOT NULL,
   revision INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  takes INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (kind, id, address)
 ) WITHOUT ROWID;
 

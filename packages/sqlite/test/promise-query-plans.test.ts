@@ -106,6 +106,10 @@ describe("sqlite promise store: query plans", () => {
     ["the callbacks of an awaiter are deleted through the awaiter index", rows.deleteCallbacksOf, /USING (COVERING )?INDEX belay_callbacks_awaiter \(awaiter=\?\)/],
     ["a promise and its task are read by id", rows.selectPromise, /SEARCH p USING INDEX sqlite_autoindex_belay_promises_1 \(id=\?\)/],
     ["listeners are read by their key", rows.selectListeners, /USING PRIMARY KEY \(promise_id=\?\)/],
+    ["a search by id prefix reads a range of the id index", scans.selectPromisePrefixPage, /SEARCH p USING INDEX sqlite_autoindex_belay_promises_1 \(id>\? AND id<\?\)/],
+    ["a description reads the callbacks on a promise by their key", scans.selectAwaitersOf, /USING PRIMARY KEY \(awaited=\?\)/],
+    ["a description reads what a task awaits through the awaiter index", scans.selectAwaitedBy, /USING (COVERING )?INDEX belay_callbacks_awaiter \(awaiter=\?\)/],
+    ["a description reads a promise's messages by the outbox's key", scans.selectMessagesOf, /USING PRIMARY KEY \(kind=\? AND id=\?\)/],
     ["a task's execute is deleted by its key", rows.deleteExecute, /USING PRIMARY KEY \(kind=\? AND id=\?\)/],
   ];
   for (const [clause, build, index] of uses) {
@@ -148,6 +152,8 @@ describe("sqlite promise store: query plans", () => {
       const due = await store.dueSchedules({ now: T + 5 * 60_000, max: 10 });
       await store.fireSchedules({ firings: due.map((s) => ({ id: s.id, expectedNextRunAt: s.nextRunAt, nextRunAt: s.nextRunAt + 3_600_000 })), now: T + 5 * 60_000 });
       await store.expireTimers({ now: T + 200_000, max: 50 });
+      await store.handle({ kind: "promise.search", prefix: "p1", limit: 5 }, now);
+      await store.describePromise("n1", now);
       const filter = { addresses: ["poll://any@workers/w7"], prefixes: ["https://"] };
       const byAddress = await store.takeOutbox({ now: T + 200_000, max: 5, leaseMs: 10_000, filter });
       const byPrefix = await store.takeOutbox({ now: T + 200_000, max: 5, leaseMs: 10_000, filter: { addresses: [], prefixes: ["poll://any@"] } });

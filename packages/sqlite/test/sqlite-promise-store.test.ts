@@ -162,6 +162,29 @@ describe("SqlitePromiseStore", () => {
     await store.close();
   });
 
+  it("a search by id prefix is exact past ASCII: no wildcards, the last code point's successor bounds the range", async () => {
+    const store = new SqlitePromiseStore({ path: fresh() });
+    await store.migrate();
+    const ids = ["a%1", "ab", "é1", "é2", "ê", "\u{10FFFF}a", "\u{10FFFF}\u{10FFFF}", "\u{FFFF}x", "\u{10000}"];
+    for (const id of ids) expect(await store.handle({ kind: "promise.create", id, timeoutAt: T + 60_000 }, T)).toMatchObject({ status: 200 });
+    const search = async (prefix: string) => {
+      const found: string[] = [];
+      for (let cursor: string | undefined; ; ) {
+        const page = await store.handle({ kind: "promise.search", prefix, limit: 1, ...(cursor === undefined ? {} : { cursor }) }, T);
+        if (page.status !== 200) throw new Error(JSON.stringify(page));
+        found.push(...page.data.promises.map((p) => p.id));
+        cursor = page.data.cursor;
+        if (cursor === undefined) return found;
+      }
+    };
+    expect(await search("a%")).toEqual(["a%1"]);
+    expect(await search("a_")).toEqual([]);
+    expect(await search("é")).toEqual(["é1", "é2"]);
+    expect(await search("\u{10FFFF}")).toEqual(["\u{10FFFF}a", "\u{10FFFF}\u{10FFFF}"]);
+    expect(await search("\u{FFFF}")).toEqual(["\u{FFFF}x"]);
+    await store.close();
+  });
+
   it("a closed store refuses every call", async () => {
     const store = new SqlitePromiseStore({ path: fresh() });
     await store.migrate();

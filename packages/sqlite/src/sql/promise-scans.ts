@@ -11,6 +11,8 @@ import {
   type TaskSqlRow,
   promiseOf,
   reserveRevisions,
+  selectListeners,
+  selectPromise,
   scheduleOf,
   taskOf,
 } from "./promise-rows.js";
@@ -133,13 +135,56 @@ export function resetPromises(ctx: PromiseContext): void {
 const tagsMatch = (tags: string, filter: string) =>
   `NOT EXISTS (SELECT 1 FROM json_each(${filter}) AS f WHERE (SELECT g.value FROM json_each(${tags}) AS g WHERE g.key = f.key) IS NOT f.value)`;
 
-/** A page of promises by id: states a JSON list or null (any), `expiredBy` an instant or null, `tags` a JSON object. */
+/** The conditions of a promise page past its ids: states a JSON list or null (any), `expiredBy` an instant or null, `tags` a JSON object. */
+const PAGE_FILTERS = `(@states IS NULL OR p.state IN (SELECT value FROM json_each(@states)) OR (p.state = 'pending' AND p.timeout_at <= @expiredBy))
+     AND ${tagsMatch("p.tags", "@tags")}`;
+
+/** A page of promises by id (see `PAGE_FILTERS`). */
 export const selectPromisePage = (t: Tables) =>
   `SELECT ${PROMISE_COLUMNS} FROM ${t.promises} AS p
    WHERE p.id > @after
-     AND (@states IS NULL OR p.state IN (SELECT value FROM json_each(@states)) OR (p.state = 'pending' AND p.timeout_at <= @expiredBy))
-     AND ${tagsMatch("p.tags", "@tags")}
+     AND ${PAGE_FILTERS}
    ORDER BY p.id LIMIT @limit`;
+
+/**
+ * A page of promises whose id starts with `@prefix`: a range of the id index, from the prefix (or
+ * past the cursor, whichever is later) to `@upper`, the first text after every id with that
+ * prefix (see `prefixUpperBound`); `substr` keeps the match exact (no `LIKE` wildcards).
+ */
+export const selectPromisePrefixPage = (t: Tables) =>
+  `SELECT ${PROMISE_COLUMNS} FROM ${t.promises} AS p
+   WHERE p.id >= max(@prefix, @after) AND p.id <> @after AND p.id < @upper
+     AND substr(p.id, 1, length(@prefix)) = @prefix
+     AND ${PAGE_FILTERS}
+   ORDER BY p.id LIMIT @limit`;
+
+/**
+ * The least text above every text starting with `prefix`, in SQLite's BINARY order (UTF-8 bytes,
+ * which is code point order): the prefix with its last code point raised by one (skipping the
+ * surrogates; a last U+10FFFF is dropped and the one before raised). When there is none (every
+ * code point U+10FFFF, or a lone surrogate that SQLite would store replaced), an empty BLOB: every
+ * TEXT sorts below every BLOB.
+ */
+export function prefixUpperBound(prefix: string): string | Buffer {
+  const points = [...prefix].map((char) => char.codePointAt(0)!);
+  if (points.some((point) => point >= 0xd800 && point <= 0xdfff)) return Buffer.alloc(0);
+  while (points.length > 0) {
+    const last = points.pop()!;
+    if (last === 0x10ffff) continue;
+    points.push(last === 0xd7ff ? 0xe000 : last + 1);
+    return String.fromCodePoint(...points);
+  }
+  return Buffer.alloc(0);
+}
+
+/** The callbacks on a promise, by their key (awaited first). */
+export const selectAwaitersOf = (t: Tables) => `SELECT awaiter FROM ${t.callbacks} WHERE awaited = ? ORDER BY awaiter`;
+/** The promises an awaiter waits on (the awaiter index). */
+export const selectAwaitedBy = (t: Tables) => `SELECT awaited FROM ${t.callbacks} WHERE awaiter = ? ORDER BY awaited`;
+/** The messages about a promise: its task's `execute` and its `unblock`s (by the outbox's key). */
+export const selectMessagesOf = (t: Tables) =>
+  `SELECT kind, id, address, version, available_at AS availableAt, revision, created_at AS createdAt, takes FROM ${t.outbox}
+   WHERE kind IN ('execute', 'unblock') AND id = ? ORDER BY kind, address`;
 
 /** A page of tasks by id, each with its promise; with `fulfilled`, tasks whose promise is pending past `now` count as fulfilled. */
 export const selectTaskPage = (t: Tables) =>
@@ -171,13 +216,17 @@ const after = (cursor: string | null) => cursor ?? "";
 export function promiseReader(q: Statements): PromiseReader {
   return {
     async promisePage(query: PromisePageQuery) {
-      const rows = q.get(selectPromisePage).all({
+      const params = {
         after: after(query.after),
         states: query.states === null ? null : JSON.stringify(query.states),
         expiredBy: query.expiredBy,
         tags: JSON.stringify(query.tags),
         limit: query.limit,
-      });
+      };
+      const rows =
+        query.prefix === null
+          ? q.get(selectPromisePage).all(params)
+          : q.get(selectPromisePrefixPage).all({ ...params, prefix: query.prefix, upper: prefixUpperBound(query.prefix) });
       return (rows as PromiseSqlRow[]).map(promiseOf);
     },
     async taskPage(query: TaskPageQuery) {
@@ -192,6 +241,18 @@ export function promiseReader(q: Statements): PromiseReader {
     },
     async dueSchedules(now: Instant, max: number) {
       return (q.get(selectDueSchedules).all(now, max) as ScheduleSqlRow[]).map(scheduleOf);
+    },
+    async describe(id: string) {
+      const row = q.get(selectPromise).get(id) as (PromiseSqlRow & TaskSqlRow) | undefined;
+      if (row === undefined) return null;
+      return {
+        promise: promiseOf(row),
+        task: taskOf(row),
+        awaiters: (q.get(selectAwaitersOf).all(id) as { awaiter: string }[]).map((r) => r.awaiter),
+        awaiting: (q.get(selectAwaitedBy).all(id) as { awaited: string }[]).map((r) => r.awaited),
+        listeners: (q.get(selectListeners).all(id) as { address: string }[]).map((r) => r.address),
+        outbox: q.get(selectMessagesOf).all(id) as OutboxRow[],
+      };
     },
     async everything() {
       return {

@@ -11,6 +11,17 @@ export function hintChannel(schemaName: string): string {
   return `belay_hints_${createHash("sha1").update(schemaName).digest("hex").slice(0, 16)}`;
 }
 
+/**
+ * The NOTIFY channel of one schema's outbox (`PostgresPromiseStore#subscribeOutbox`): its only
+ * payload is {@link OUTBOX_WAITING}, "a message waiting" — the outbox table stays the truth.
+ */
+export function outboxChannel(schemaName: string): string {
+  return `belay_outbox_${createHash("sha1").update(schemaName).digest("hex").slice(0, 16)}`;
+}
+
+/** The one payload of an outbox channel. */
+export const OUTBOX_WAITING = "outbox";
+
 /** `text` as an SQL string literal (as pg's escapeLiteral does). */
 function quoteLiteral(text: string): string {
   const hasBackslash = text.includes("\\");

@@ -1,5 +1,5 @@
 import { InvalidInputError, type PromiseFrontOptions } from "@belay/contract";
-import type { PostgresPool } from "./pool.js";
+import type { PostgresPool, PostgresPoolClient } from "./pool.js";
 import { resolveConnectionConfig } from "./postgres-store-config.js";
 
 /** Options of {@link PostgresPromiseStore}. Give either `pool` or `connectionString`. */
@@ -24,6 +24,12 @@ export interface PostgresPromiseStoreConfig extends PromiseFrontOptions {
    * concurrent creator of the same id) runs, in all, before it throws `TransientStoreError`. Default 4.
    */
   readonly attempts?: number;
+  /**
+   * Where the LISTEN connection of `subscribeOutbox` comes from. Default: a connection checked
+   * out of the pool for as long as someone listens (it counts against the pool's size). Give a
+   * factory to use a dedicated connection instead.
+   */
+  readonly listenClient?: () => Promise<PostgresPoolClient>;
 }
 
 /** A promise store config with every default applied and every field checked. */
@@ -40,6 +46,9 @@ export function resolvePostgresPromiseStoreConfig(config: PostgresPromiseStoreCo
   const attempts = config.attempts ?? 4;
   if (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 100) {
     throw new InvalidInputError("attempts", "must be an integer from 1 to 100");
+  }
+  if (config.listenClient !== undefined && typeof config.listenClient !== "function") {
+    throw new InvalidInputError("listenClient", "must be a function returning a connection");
   }
   return { schemaName, schema, attempts };
 }

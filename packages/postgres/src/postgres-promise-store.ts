@@ -8,6 +8,7 @@ import {
   StoreClosedError,
   TransientStoreError,
 } from "@belay/contract";
+import { HintPublisher, HintSubscription, OUTBOX_WAITING, outboxChannel } from "./hints.js";
 import { PROMISE_SURFACE, checkSchema, migrateSurface } from "./migrate.js";
 import { sqlState } from "./pg-errors.js";
 import type { PostgresPool } from "./pool.js";
@@ -15,7 +16,7 @@ import { type PostgresPromiseStoreConfig, type ResolvedPostgresPromiseStoreConfi
 import { OwnedPool } from "./postgres-store-config.js";
 import { Executor, type Session, SqlCache, adHoc } from "./session.js";
 import { TransactionMemo, applyPromiseEffects, loadPromiseRows } from "./sql/promise-rows.js";
-import { acknowledgeOutbox, dueTimers, promiseReader, resetPromises, takeOutbox } from "./sql/promise-scans.js";
+import { acknowledgeOutbox, dueTimers, promiseReader, releaseOutbox, resetPromises, takeOutbox } from "./sql/promise-scans.js";
 
 /**
  * The conflicts after which an operation runs again from the start, on a fresh transaction:
@@ -34,10 +35,17 @@ function stateOf(error: unknown): string | undefined {
   return sqlState(error) ?? sqlState((error as { cause?: unknown } | null)?.cause);
 }
 
+/** What one attempt of an operation wrote that someone outside it should hear of, once it commits. */
+interface Written {
+  outbox: boolean;
+}
+
 /**
  * The promise backend on PostgreSQL: each operation is one READ COMMITTED transaction whose
  * loads lock every promise, task and schedule row they read `FOR UPDATE` (one statement per
  * load) and whose effects are one statement; a retriable conflict reruns the whole operation.
+ * A commit that wrote outbox rows is announced to this store's outbox listeners at once and to
+ * every other store on the schema by a coalesced NOTIFY after it (see `subscribeOutbox`).
  */
 class PostgresPromiseBackend implements PromiseBackend {
   readonly name = "postgres";
@@ -49,6 +57,10 @@ class PostgresPromiseBackend implements PromiseBackend {
   /** Schema checks, migrations and reads: never through the step hook, which sees only transactions. */
   readonly #meta: Executor;
   readonly #sql: SqlCache;
+  /** The LISTEN connection of the outbox channel, open while someone subscribes. */
+  readonly #subscription: HintSubscription;
+  /** NOTIFYs "a message waiting" after commits, coalesced. */
+  readonly #publisher: HintPublisher;
   #hook: StepHook | null = null;
   #ready: Promise<void> | null = null;
   #closed = false;
@@ -60,10 +72,19 @@ class PostgresPromiseBackend implements PromiseBackend {
     this.#executor = new Executor(this.#pool, () => this.#hook);
     this.#meta = new Executor(this.#pool, () => null);
     this.#sql = new SqlCache(this.#config.schema);
+    const channel = outboxChannel(this.#config.schemaName);
+    const subscription = new HintSubscription(config.listenClient ?? (() => this.#pool.connect()), channel);
+    this.#subscription = subscription;
+    this.#publisher = new HintPublisher(this.#pool, channel, () => subscription.client);
   }
 
   get schemaName(): string {
     return this.#config.schemaName;
+  }
+
+  /** Whether the LISTEN connection of the outbox channel is open right now. */
+  get listening(): boolean {
+    return this.#subscription.connected;
   }
 
   setStepHook(hook: StepHook | null): void {
@@ -80,14 +101,43 @@ class PostgresPromiseBackend implements PromiseBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#publisher.drain();
+    await this.#subscription.close();
     if (this.#ownsPool) await this.#pool.end();
+  }
+
+  async ping(): Promise<void> {
+    this.#assertOpen();
+    // One statement, never cached: the database answers and the promise tables are there (and usable by this build).
+    await checkSchema(this.#meta, this.#config.schema, this.#config.schemaName, PROMISE_SURFACE);
+  }
+
+  /**
+   * One LISTEN connection per store for all its listeners, reopened on its own (with backoff)
+   * when it breaks. This store's own commits reach its listeners in-process, at once; other
+   * stores' (other processes') by NOTIFY. Lossy: a deliverer still drains on a timer.
+   */
+  subscribeOutbox(listener: () => void): () => void {
+    this.#assertOpen();
+    return this.#subscription.subscribe(() => listener());
+  }
+
+  /** After a commit that wrote outbox rows: this store's listeners now, everyone else's by NOTIFY. */
+  #announceOutbox(): void {
+    this.#subscription.deliver([OUTBOX_WAITING]);
+    this.#publisher.publish([OUTBOX_WAITING]);
   }
 
   async transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T> {
     await this.#open();
     for (let attempt = 1; ; attempt++) {
+      // Per attempt: a rolled-back attempt's writes never happened.
+      const written: Written = { outbox: false };
       try {
-        return await this.#executor.run(operation, "transaction", (session) => work(this.#transaction(session)), BEGIN_READ_COMMITTED);
+        const result = await this.#executor.run(operation, "transaction", (session) => work(this.#transaction(session, written)), BEGIN_READ_COMMITTED);
+        // Committed: only now may anyone be told (a NOTIFY inside the transaction would serialize commits).
+        if (written.outbox) this.#announceOutbox();
+        return result;
       } catch (error) {
         const state = stateOf(error);
         if (state === undefined || !RERUN_SQLSTATES.has(state)) throw error;
@@ -108,16 +158,24 @@ class PostgresPromiseBackend implements PromiseBackend {
     return this.#meta.run("read", "autocommit", (session) => work(promiseReader(session, this.#sql)));
   }
 
-  #transaction(session: Session): PromiseTransaction {
+  #transaction(session: Session, written: Written): PromiseTransaction {
     const sql = this.#sql;
     const memo = new TransactionMemo();
     return {
       load: (keys) => loadPromiseRows(session, sql, keys, memo),
-      apply: (effects) => applyPromiseEffects(session, sql, effects, memo),
+      apply: async (effects) => {
+        await applyPromiseEffects(session, sql, effects, memo);
+        // An unblock already there is not written again; announcing it anyway costs a spare hint only.
+        if (effects.outbox.length > 0) written.outbox = true;
+      },
       step: (name) => session.step(name),
       dueTimers: (now, max) => dueTimers(session, sql, now, max),
-      takeOutbox: (now, max, until) => takeOutbox(session, sql, memo, now, max, until),
+      takeOutbox: (now, max, until, filter) => takeOutbox(session, sql, now, max, until, filter),
       acknowledgeOutbox: (rows) => acknowledgeOutbox(session, sql, rows),
+      releaseOutbox: async (rows, at) => {
+        // A message handed back is waiting again, for a taker that can deliver it.
+        if ((await releaseOutbox(session, sql, rows, at)) > 0) written.outbox = true;
+      },
       reset: () => resetPromises(session, sql),
     };
   }
@@ -143,8 +201,13 @@ class PostgresPromiseBackend implements PromiseBackend {
  * processes on one database. Every request is checked and decided by the contract's front and
  * machine; this store supplies one READ COMMITTED transaction per operation with every row it
  * decides on locked `FOR UPDATE`, one statement per load and one per write, and timer and outbox
- * scans by index with `FOR UPDATE SKIP LOCKED`. A retriable conflict reruns the operation a few
- * times, then throws `TransientStoreError`, with nothing committed.
+ * scans by index with `FOR UPDATE SKIP LOCKED` — the outbox take filtered to what its taker can
+ * deliver, so each server process takes only its own messages. A retriable conflict reruns the
+ * operation a few times, then throws `TransientStoreError`, with nothing committed.
+ *
+ * `subscribeOutbox` hears every commit that wrote outbox messages, this process's and every
+ * other's on the schema: LISTEN/NOTIFY on a channel of the schema's own, one LISTEN connection
+ * per store (reopened when it breaks), a NOTIFY after commit, coalesced. Lossy, like job hints.
  *
  * Its tables live beside a `PostgresStore`'s job tables in the same schema (default `belay`),
  * with migrations of their own under the same migration lock: each store's `migrate()` creates
@@ -176,6 +239,11 @@ export class PostgresPromiseStore extends CheckedPromiseStore {
 
   /** The schema this store works in. */
   get schema(): string {
-    return (this.backend as PostgresPromiseBackend).schemaName;
+    return (this.backend as unknown as PostgresPromiseBackend).schemaName;
+  }
+
+  /** Whether the LISTEN connection behind `subscribeOutbox` is open right now (for health checks and tests). */
+  get listening(): boolean {
+    return (this.backend as unknown as PostgresPromiseBackend).listening;
   }
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresPromiseStore } from "../src/index.js";
 import { type Session, SqlCache, type Statement } from "../src/session.js";
 import { TransactionMemo, applyPromiseEffects, loadPromiseRows } from "../src/sql/promise-rows.js";
-import { ACKNOWLEDGE_OUTBOX, DUE_SCHEDULES, DUE_TIMERS, PROMISE_PAGE, TAKE_OUTBOX, TASK_PAGE } from "../src/sql/promise-scans.js";
+import { ACKNOWLEDGE_OUTBOX, DUE_SCHEDULES, DUE_TIMERS, PROMISE_PAGE, RELEASE_OUTBOX, TAKE_OUTBOX, TASK_PAGE } from "../src/sql/promise-scans.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 
 // The promise surface's scans and lookups read their indexes, never a growing table whole: the
@@ -23,6 +23,7 @@ interface PlanNode {
   "Node Type": string;
   "Relation Name"?: string;
   "Index Name"?: string;
+  Filter?: string;
   "Shared Hit Blocks"?: number;
   "Shared Read Blocks"?: number;
   Plans?: PlanNode[];
@@ -64,7 +65,8 @@ describe.skipIf(url === undefined)(`postgres promise query plans (${target.reaso
     }
     // 200,000 promises: most settled, the pending ones mostly far from their deadlines, half with
     // tasks (the settled ones' fulfilled), a fifth on 4,000 branches; callbacks, listeners, an
-    // outbox mostly leased to the future, and schedules mostly not due.
+    // outbox mostly leased to the future (for 40 worker groups and 100 clients), and schedules
+    // mostly not due.
     await pool.query(`
       INSERT INTO ${S}.promises (id, state, param, value, tags, timeout_at, created_at, settled_at, revision)
       SELECT 'p' || g, CASE WHEN g % 10 < 7 THEN 1 ELSE 0 END, '{}', '{}',
@@ -80,8 +82,9 @@ describe.skipIf(url === undefined)(`postgres promise query plans (${target.reaso
       FROM generate_series(2, 200000, 2) g;
       INSERT INTO ${S}.callbacks (awaited, awaiter) SELECT 'p' || (g * 3), 'p' || (g * 3 + 2) FROM generate_series(1, 60000) g;
       INSERT INTO ${S}.listeners (promise_id, address) SELECT 'p' || (g * 7), 'poll://uni@clients/c' || (g % 100) FROM generate_series(1, 25000) g;
-      INSERT INTO ${S}.outbox (kind, id, address, version, available_at, revision)
-      SELECT g % 2, 'p' || g, 'poll://any@w', 1, CASE WHEN g % 500 = 0 THEN ${NOW} - g ELSE ${NOW} + 30000 + g END, g
+      INSERT INTO ${S}.outbox (kind, id, address, version, available_at, revision, created_at, takes)
+      SELECT g % 2, 'p' || g, CASE WHEN g % 2 = 0 THEN 'poll://any@w' || (g % 40) ELSE 'poll://uni@clients/c' || (g % 100) END, 1,
+             CASE WHEN g % 500 = 0 THEN ${NOW} - g ELSE ${NOW} + 30000 + g END, g, ${NOW} - 60000, g % 3
       FROM generate_series(1, 80000) g;
       INSERT INTO ${S}.promise_schedules (id, cron, promise_id, promise_timeout, promise_param, promise_tags, created_at, next_run_at)
       SELECT 's' || g, '* * * * *', 's' || g || '.{{.timestamp}}', 60000, '{}', '{}', ${NOW}, CASE WHEN g % 100 = 0 THEN ${NOW} ELSE ${NOW} + g * 1000 END
@@ -158,9 +161,20 @@ describe.skipIf(url === undefined)(`postgres promise query plans (${target.reaso
       expectIndexed((await plan(DUE_TIMERS(S), [NOW, 100], mode)).nodes, "promises_timeout", "tasks_timer");
     });
 
-    it(`the outbox take reads the available-at index, its acknowledgement the key (${mode} plan)`, async () => {
-      expectIndexed((await plan(TAKE_OUTBOX(S), [NOW, 100, NOW + 30_000], mode)).nodes, "outbox_available");
-      expectIndexed((await plan(ACKNOWLEDGE_OUTBOX(S), [[0, 1], ["p10", "p11"], ["poll://any@w", "poll://any@w"], [10, 11]], mode)).nodes, "outbox_pkey");
+    it(`the outbox take reads the available-at index, filtered or not, locking only what passes; its acknowledgement and release the key (${mode} plan)`, async () => {
+      expectIndexed((await plan(TAKE_OUTBOX(S), [NOW, 100, NOW + 30_000, true, [], []], mode)).nodes, "outbox_available");
+      // A filter is a condition of the index scan, below the row locks (FOR UPDATE SKIP LOCKED):
+      // a row the taker cannot deliver is passed over unlocked.
+      const filtered = (await plan(TAKE_OUTBOX(S), [NOW, 100, NOW + 30_000, false, ["poll://any@w2"], ["poll://uni@clients/", "https://"]], mode)).nodes;
+      expectIndexed(filtered, "outbox_available");
+      const lockRows = filtered.find((n) => n["Node Type"] === "LockRows");
+      expect(lockRows, `the take locks its rows: ${outline(filtered)}`).toBeDefined();
+      const scan = nodes(lockRows!).find((n) => n["Index Name"] === "outbox_available");
+      expect(scan, `the availability index is read below the row locks: ${outline(filtered)}`).toBeDefined();
+      expect(scan!.Filter, "the address filter is applied by the index scan").toMatch(/address/);
+      const refs = [[0, 1], ["p10", "p11"], ["poll://any@w10", "poll://uni@clients/c11"], [10, 11]];
+      expectIndexed((await plan(ACKNOWLEDGE_OUTBOX(S), refs, mode)).nodes, "outbox_pkey");
+      expectIndexed((await plan(RELEASE_OUTBOX(S), [...refs, NOW], mode)).nodes, "outbox_pkey");
     });
 
     it(`due schedules read the next-run index (${mode} plan)`, async () => {

@@ -1,8 +1,14 @@
 import type { PostgresPool, PostgresPoolClient, PostgresQueryConfig } from "../src/index.js";
 
-/** A pool that counts the statements (round trips) its connections run, by text (BEGIN, COMMIT, …). */
+/**
+ * A pool that counts the statements (round trips) its connections run, by text (BEGIN, COMMIT, …).
+ * The outbox hints (a NOTIFY after a commit, coalesced, on a connection of its own) are no
+ * operation's round trips: they are counted apart, in `hints`.
+ */
 export class CountingPool implements PostgresPool {
   readonly statements: string[] = [];
+  /** How many NOTIFY statements went out since the last reset. */
+  hints = 0;
   /** How long each of `statements` took, in milliseconds (client-side: the round trip and the server's work). */
   readonly durations: number[] = [];
   constructor(private readonly inner: PostgresPool) {}
@@ -11,6 +17,7 @@ export class CountingPool implements PostgresPool {
   reset(): void {
     this.statements.length = 0;
     this.durations.length = 0;
+    this.hints = 0;
   }
 
   /** The statements run since the last reset, each as its first words (BEGIN, COMMIT, WITH aw …, SELECT …). */
@@ -22,10 +29,15 @@ export class CountingPool implements PostgresPool {
     const client = await this.inner.connect();
     const statements = this.statements;
     const durations = this.durations;
+    const counting = this;
     return new Proxy(client, {
       get(target, property, receiver) {
         if (property === "query") {
           return async (config: PostgresQueryConfig) => {
+            if (config.text.includes("pg_notify(")) {
+              counting.hints++;
+              return target.query(config);
+            }
             statements.push(config.text.trim().split(/\s+/).slice(0, 3).join(" "));
             const start = performance.now();
             try {

@@ -26,7 +26,10 @@ import { OUTBOX_ADDRESS_KEY, PROMISE_STATE_CODES } from "../sql/promise-rows.js"
  *   `unblock` by (promise, address), the id first (an acquire or a settle drops its task's
  *   `execute` by id) — and a revision from one sequence, so an
  *   acknowledgement of an older take never deletes a newer message, even after a delete and
- *   re-insert of the same key.
+ *   re-insert of the same key. `created_at` is when the message was written (an `execute`
+ *   replaced by a newer version is a new message: it starts again, with `takes` 0) and `takes`
+ *   counts its takes. A take filters by address (what its taker can deliver) on the same
+ *   availability index: no index on the address, whose filters are lists and prefixes.
  */
 export const promiseMigration000001 = (S: string): string => `
 CREATE TABLE ${S}.promises (
@@ -78,6 +81,8 @@ CREATE TABLE ${S}.outbox (
   version bigint NOT NULL,
   available_at bigint NOT NULL,
   revision bigint NOT NULL,
+  created_at bigint NOT NULL,
+  takes integer NOT NULL DEFAULT 0,
   PRIMARY KEY (id, kind, address_key)
 );
 CREATE INDEX outbox_available ON ${S}.outbox (available_at, revision);

@@ -151,12 +151,6 @@ function run(session: Session, shape: Shaped, values: Readonly<Record<string, un
 export class TransactionMemo {
   /** Promise rows as loaded: an update whose param or tags are these very objects does not send them again. */
   readonly loaded = new Map<string, PromiseRow>();
-  /**
-   * Settled promises read in this transaction without a lock, with their tasks (fulfilled or
-   * none). Such rows never change again (a settled promise is write-once and a fulfilled task
-   * final), so a later load of them needs neither a statement nor a lock.
-   */
-  readonly settled = new Map<string, { readonly promise: PromiseRow; readonly task: TaskRow | null }>();
 
   /**
    * How many callbacks and listeners each `awaiters`/`listeners` key found, read under the
@@ -165,11 +159,6 @@ export class TransactionMemo {
    */
   readonly awaiterCounts = new Map<string, number>();
   readonly listenerCounts = new Map<string, number>();
-
-  /** Remembers a promise read unlocked, if it is settled for good. */
-  rememberSettled(promise: PromiseRow, task: TaskRow | null): void {
-    if (promise.state !== "pending" && (task === null || task.state === "fulfilled")) this.settled.set(promise.id, { promise, task });
-  }
 }
 
 // ---- load ----------------------------------------------------------------------------------
@@ -259,12 +248,9 @@ export async function loadPromiseRows(session: Session, sql: SqlCache, keys: rea
   const known: { id: string; promise: PromiseRow | null; task: TaskRow | null }[] = [];
   for (const key of keys) {
     switch (key.kind) {
-      case "promise": {
-        const settled = memo.settled.get(key.id);
-        if (settled !== undefined) known.push({ id: key.id, ...settled });
-        else promiseIds.add(key.id);
+      case "promise":
+        promiseIds.add(key.id);
         break;
-      }
       case "awaiters":
         awaiterKeys.add(key.promiseId);
         break;
@@ -391,16 +377,17 @@ function applyShape(sql: SqlCache, has: Readonly<Record<ApplyGroup, boolean>>): 
     const revision = `nextval('${S}.outbox_revision')`;
     if (has.executes) {
       ctes.push(
-        `executes AS (INSERT INTO ${S}.outbox (kind, id, address, version, available_at, revision)
-           SELECT ${OUTBOX_KIND_CODES.execute}, u.id, u.address, u.version, u.available_at, ${revision}
+        `executes AS (INSERT INTO ${S}.outbox (kind, id, address, version, available_at, revision, created_at)
+           SELECT ${OUTBOX_KIND_CODES.execute}, u.id, u.address, u.version, u.available_at, ${revision}, u.available_at
            FROM unnest(${p("exId", "text[]")}, ${p("exAddress", "text[]")}, ${p("exVersion", "bigint[]")}, ${p("exAt", "bigint[]")}) u(id, address, version, available_at)
-           ON CONFLICT (id, kind, address_key) DO UPDATE SET version = EXCLUDED.version, available_at = EXCLUDED.available_at, revision = EXCLUDED.revision)`,
+           ON CONFLICT (id, kind, address_key) DO UPDATE SET version = EXCLUDED.version, available_at = EXCLUDED.available_at,
+             revision = EXCLUDED.revision, created_at = EXCLUDED.created_at, takes = 0)`,
       );
     }
     if (has.unblocks) {
       ctes.push(
-        `unblocks AS (INSERT INTO ${S}.outbox (kind, id, address, version, available_at, revision)
-           SELECT ${OUTBOX_KIND_CODES.unblock}, u.id, u.address, 0, u.available_at, ${revision}
+        `unblocks AS (INSERT INTO ${S}.outbox (kind, id, address, version, available_at, revision, created_at)
+           SELECT ${OUTBOX_KIND_CODES.unblock}, u.id, u.address, 0, u.available_at, ${revision}, u.available_at
            FROM unnest(${p("ubId", "text[]")}, ${p("ubAddress", "text[]")}, ${p("ubAt", "bigint[]")}) u(id, address, available_at)
            ON CONFLICT DO NOTHING)`,
       );

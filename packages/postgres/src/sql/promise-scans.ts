@@ -2,6 +2,8 @@ import type {
   CallbackRow,
   Instant,
   ListenerRow,
+  OutboxFilter,
+  OutboxRef,
   OutboxRow,
   PromisePageQuery,
   PromiseReader,
@@ -22,7 +24,6 @@ import {
   TASK_COLUMNS,
   TASK_NAMES,
   TASK_STATE_CODES,
-  type TransactionMemo,
   decodePromise,
   decodeSchedule,
   decodeTask,
@@ -66,47 +67,66 @@ export async function dueTimers(session: Session, sql: SqlCache, now: Instant, m
 }
 
 /**
- * Takes the oldest available messages (skipping rows other takers hold), hides each until `$3`
- * at a new revision (updated by their row ids: locked, they cannot move before the update), and returns them with the promise and task of each `unblock` (an unblock
- * exists only for a settled promise, which never changes again: read unlocked, it serves the
- * front's load of it without another statement).
+ * Takes the oldest available messages that pass the taker's filter (skipping rows other takers
+ * hold), hides each until `$3` at a new revision with one more take (updated by their row ids:
+ * locked, they cannot move before the update), and returns them with the promise of each
+ * `unblock` (an unblock exists only for a settled promise, which never changes again: read
+ * unlocked, it spares the front a load).
+ *
+ * The filter — `$4` "everything", else an address in `$5` or one starting with a prefix of `$6` —
+ * is a condition of the scan of the availability index, under its `FOR UPDATE SKIP LOCKED`: a
+ * row the taker cannot deliver is passed over without being locked, so takers with different
+ * filters (server processes serving different transports or groups) never hold each other's rows.
  */
 export const TAKE_OUTBOX = (S: string) => `
 WITH due AS MATERIALIZED (
   SELECT o.ctid AS row_id, o.available_at, o.revision FROM ${S}.outbox o
   WHERE o.available_at <= (SELECT $1::bigint)
+    AND ((SELECT $4::boolean) OR o.address = ANY((SELECT $5::text[])::text[]) OR o.address ^@ ANY((SELECT $6::text[])::text[]))
   ORDER BY o.available_at, o.revision LIMIT (SELECT $2::int) FOR UPDATE SKIP LOCKED
 ),
 taken AS (
-  UPDATE ${S}.outbox o SET available_at = $3::bigint, revision = nextval('${S}.outbox_revision')
+  UPDATE ${S}.outbox o SET available_at = $3::bigint, revision = nextval('${S}.outbox_revision'), takes = o.takes + 1
   FROM due WHERE o.ctid = ANY(ARRAY(SELECT d.row_id FROM due d)) AND o.ctid = due.row_id
-  RETURNING o.kind, o.id, o.address, o.version, o.available_at, o.revision, due.available_at AS was_at, due.revision AS was_revision
+  RETURNING o.kind, o.id, o.address, o.version, o.available_at, o.revision, o.created_at AS message_created_at, o.takes,
+            due.available_at AS was_at, due.revision AS was_revision
 )
-SELECT x.kind, x.id AS message_id, x.address, x.version, x.available_at, x.revision,
-       p.id IS NOT NULL AS found, ${PROMISE_COLUMNS("p")}, t.id IS NOT NULL AS has_task, t.state AS task_state, t.version AS task_version,
-       t.resumes, t.pid, t.ttl, t.timer_at
+SELECT x.kind, x.id AS message_id, x.address, x.version, x.available_at, x.revision, x.message_created_at, x.takes,
+       p.id IS NOT NULL AS found, ${PROMISE_COLUMNS("p")}
 FROM taken x
 LEFT JOIN ${S}.promises p ON x.kind = ${OUTBOX_KIND_CODES.unblock} AND p.id = x.id
-LEFT JOIN ${S}.tasks t ON x.kind = ${OUTBOX_KIND_CODES.unblock} AND t.id = x.id
 ORDER BY x.was_at, x.was_revision`;
 
-function outboxRow(row: QueryRow, at: string, revision: string): OutboxRow {
-  const common = { id: (row["message_id"] ?? row["id"]) as string, address: row["address"] as string, availableAt: row[at] as number, revision: row[revision] as number };
-  return row["kind"] === OUTBOX_KIND_CODES.execute ? { kind: "execute", version: row["version"] as number, ...common } : { kind: "unblock", version: 0, ...common };
+function outboxRow(kind: unknown, id: string, address: string, version: number, availableAt: number, revision: number, createdAt: number, takes: number): OutboxRow {
+  const common = { id, address, availableAt, revision, createdAt, takes };
+  return kind === OUTBOX_KIND_CODES.execute ? { kind: "execute", version, ...common } : { kind: "unblock", version: 0, ...common };
 }
 
-/** See `PromiseTransaction.takeOutbox`; remembers the settled promises of the unblocks taken in `memo`. */
-export async function takeOutbox(session: Session, sql: SqlCache, memo: TransactionMemo, now: Instant, max: number, until: Instant): Promise<OutboxRow[]> {
-  const rows = await session.query(sql.get("promiseTakeOutbox", TAKE_OUTBOX), [now, max, until]);
+/** See `PromiseTransaction.takeOutbox`: each `unblock` comes with its promise (`null` when it is gone). */
+export async function takeOutbox(
+  session: Session,
+  sql: SqlCache,
+  now: Instant,
+  max: number,
+  until: Instant,
+  filter: OutboxFilter | null,
+): Promise<(OutboxRow & { readonly promise?: PromiseRow | null })[]> {
+  // A filter that lists nothing takes nothing.
+  if (filter !== null && filter.addresses.length === 0 && filter.prefixes.length === 0) return [];
+  const rows = await session.query(sql.get("promiseTakeOutbox", TAKE_OUTBOX), [now, max, until, filter === null, filter?.addresses ?? [], filter?.prefixes ?? []]);
   return rows.map((row) => {
-    if (row["kind"] === OUTBOX_KIND_CODES.unblock && row["found"] === true) {
-      const task: TaskRow | null =
-        row["has_task"] === true
-          ? decodeTask(row, { id: "id", state: "task_state", version: "task_version", resumes: "resumes", pid: "pid", ttl: "ttl", timerAt: "timer_at" })
-          : null;
-      memo.rememberSettled(decodePromise(row, PROMISE_NAMES), task);
-    }
-    return outboxRow(row, "available_at", "revision");
+    const taken = outboxRow(
+      row["kind"],
+      row["message_id"] as string,
+      row["address"] as string,
+      row["version"] as number,
+      row["available_at"] as number,
+      row["revision"] as number,
+      row["message_created_at"] as number,
+      row["takes"] as number,
+    );
+    if (taken.kind === "execute") return taken;
+    return { ...taken, promise: row["found"] === true ? decodePromise(row, PROMISE_NAMES) : null };
   });
 }
 
@@ -115,19 +135,26 @@ DELETE FROM ${S}.outbox o
 USING unnest($1::smallint[], $2::text[], $3::text[], $4::bigint[]) a(kind, id, address, revision)
 WHERE o.id = a.id AND o.kind = a.kind AND o.address_key = ${OUTBOX_ADDRESS_KEY("a.kind", "a.address")} AND o.revision = a.revision`;
 
+/** The refs' columns, as the arrays of {@link ACKNOWLEDGE_OUTBOX} and {@link RELEASE_OUTBOX}. */
+const refArrays = (rows: readonly OutboxRef[]) => [rows.map((r) => OUTBOX_KIND_CODES[r.kind]), rows.map((r) => r.id), rows.map((r) => r.address), rows.map((r) => r.revision)];
+
 /** See `PromiseTransaction.acknowledgeOutbox`. */
-export async function acknowledgeOutbox(
-  session: Session,
-  sql: SqlCache,
-  rows: readonly { readonly kind: "execute" | "unblock"; readonly id: string; readonly address: string; readonly revision: number }[],
-): Promise<void> {
+export async function acknowledgeOutbox(session: Session, sql: SqlCache, rows: readonly OutboxRef[]): Promise<void> {
   if (rows.length === 0) return;
-  await session.query(sql.get("promiseAcknowledgeOutbox", ACKNOWLEDGE_OUTBOX), [
-    rows.map((r) => OUTBOX_KIND_CODES[r.kind]),
-    rows.map((r) => r.id),
-    rows.map((r) => r.address),
-    rows.map((r) => r.revision),
-  ]);
+  await session.query(sql.get("promiseAcknowledgeOutbox", ACKNOWLEDGE_OUTBOX), refArrays(rows));
+}
+
+/** Rows still at the revision of their take, available again at `$5`, at a new revision (their takes kept). */
+export const RELEASE_OUTBOX = (S: string) => `
+UPDATE ${S}.outbox o SET available_at = $5::bigint, revision = nextval('${S}.outbox_revision')
+FROM unnest($1::smallint[], $2::text[], $3::text[], $4::bigint[]) a(kind, id, address, revision)
+WHERE o.id = a.id AND o.kind = a.kind AND o.address_key = ${OUTBOX_ADDRESS_KEY("a.kind", "a.address")} AND o.revision = a.revision
+RETURNING o.revision`;
+
+/** See `PromiseTransaction.releaseOutbox`; returns how many rows were handed back. */
+export async function releaseOutbox(session: Session, sql: SqlCache, rows: readonly OutboxRef[], at: Instant): Promise<number> {
+  if (rows.length === 0) return 0;
+  return (await session.query(sql.get("promiseReleaseOutbox", RELEASE_OUTBOX), [...refArrays(rows), at])).length;
 }
 
 const RESET = (S: string) => `
@@ -182,7 +209,7 @@ SELECT
   (SELECT coalesce(json_agg(json_build_array(l.promise_id, l.address)), '[]') FROM ${S}.listeners l)::text AS listeners,
   (SELECT coalesce(json_agg(json_build_array(s.id, s.cron, s.promise_id, s.promise_timeout, s.promise_param, s.promise_tags, s.created_at, s.next_run_at, s.last_run_at)), '[]')
      FROM ${S}.promise_schedules s)::text AS schedules,
-  (SELECT coalesce(json_agg(json_build_array(o.kind, o.id, o.address, o.version, o.available_at, o.revision)), '[]') FROM ${S}.outbox o)::text AS outbox`;
+  (SELECT coalesce(json_agg(json_build_array(o.kind, o.id, o.address, o.version, o.available_at, o.revision, o.created_at, o.takes)), '[]') FROM ${S}.outbox o)::text AS outbox`;
 
 type Cell = string | number | null | object;
 const list = (row: QueryRow, column: string) => JSON.parse(row[column] as string) as Cell[][];
@@ -264,10 +291,9 @@ export function promiseReader(session: Session, sql: SqlCache): PromiseReader {
           lastRunAt: lastRunAt as number | null,
         }),
       );
-      const outbox = list(row!, "outbox").map(([kind, id, address, version, availableAt, revision]): OutboxRow => {
-        const common = { id: id as string, address: address as string, availableAt: availableAt as number, revision: revision as number };
-        return kind === OUTBOX_KIND_CODES.execute ? { kind: "execute", version: version as number, ...common } : { kind: "unblock", version: 0, ...common };
-      });
+      const outbox = list(row!, "outbox").map(([kind, id, address, version, availableAt, revision, createdAt, takes]) =>
+        outboxRow(kind, id as string, address as string, version as number, availableAt as number, revision as number, createdAt as number, takes as number),
+      );
       return { promises, tasks, callbacks, listeners, schedules, outbox };
     },
   };

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresPromiseStore } from "../src/index.js";
 import { type Session, SqlCache, type Statement } from "../src/session.js";
 import { TransactionMemo, applyPromiseEffects, loadPromiseRows } from "../src/sql/promise-rows.js";
-import { ACKNOWLEDGE_OUTBOX, DUE_SCHEDULES, DUE_TIMERS, PROMISE_PAGE, RELEASE_OUTBOX, TAKE_OUTBOX, TASK_PAGE } from "../src/sql/promise-scans.js";
+import { ACKNOWLEDGE_OUTBOX, DESCRIBE_PROMISE, DUE_SCHEDULES, DUE_TIMERS, PROMISE_PAGE, RELEASE_OUTBOX, TAKE_OUTBOX, TASK_PAGE } from "../src/sql/promise-scans.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 
 // The promise surface's scans and lookups read their indexes, never a growing table whole: the
@@ -177,6 +177,11 @@ describe.skipIf(url === undefined)(`postgres promise query plans (${target.reaso
       expectIndexed((await plan(RELEASE_OUTBOX(S), [...refs, NOW], mode)).nodes, "outbox_pkey");
     });
 
+    it(`describePromise reads each table by its key or index (${mode} plan)`, async () => {
+      const planNodes = (await plan(DESCRIBE_PROMISE(S), ["p21"], mode)).nodes;
+      expectIndexed(planNodes, "promises_pkey", "tasks_pkey", "callbacks_pkey", "callbacks_awaiter", "listeners_pkey", "outbox_pkey");
+    });
+
     it(`due schedules read the next-run index (${mode} plan)`, async () => {
       expectIndexed((await plan(DUE_SCHEDULES(S), [NOW, 100], mode)).nodes, "promise_schedules_next_run");
     });
@@ -209,7 +214,12 @@ describe.skipIf(url === undefined)(`postgres promise query plans (${target.reaso
     });
 
     it(`search pages walk the keys from their cursors (${mode} plan)`, async () => {
-      expectIndexed((await plan(PROMISE_PAGE(S), ["p5000", "{}", [0], NOW, 101], mode)).nodes, "promises_pkey");
+      expectIndexed((await plan(PROMISE_PAGE(S), ["p5000", "{}", [0], NOW, 101, ""], mode)).nodes, "promises_pkey");
+      // A prefix page walks the prefix's key range only: both bounds are index conditions.
+      const prefixed = (await plan(PROMISE_PAGE(S, true), ["", "{}", null, NOW, 101, "p12", "p13"], mode)).nodes;
+      expectIndexed(prefixed, "promises_pkey");
+      const range = prefixed.find((n) => n["Index Name"] === "promises_pkey") as PlanNode & { "Index Cond"?: string };
+      expect(range["Index Cond"], "both bounds of the prefix's range bound the key scan").toMatch(/<.*>=|>=.*</);
       expectIndexed((await plan(TASK_PAGE(S), ["p5000", [0], false, NOW, 101], mode)).nodes, "tasks_pkey");
     });
   }

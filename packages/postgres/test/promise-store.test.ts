@@ -2,6 +2,7 @@ import type { PromiseStore, StepHook, StepPoint } from "@belay/contract";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresPromiseStore } from "../src/index.js";
+import { prefixSuccessor } from "../src/sql/promise-scans.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 import { CountingPool } from "./promise-helpers.js";
 
@@ -402,6 +403,27 @@ describe.skipIf(url === undefined)(`postgres promise store (${target.reason})`, 
     expect(taken.map((d) => [d.key, d.address])).toEqual([[`unblock:${id}`, address]]);
     await store.acknowledgeOutbox({ deliveries: taken });
     expect((await store.snapshot(T + 1)).outbox).toEqual([]);
+  });
+
+  it("a prefix search walks the prefix's key range, whatever its last character", async () => {
+    expect([prefixSuccessor("ab"), prefixSuccessor("a\u{10FFFF}"), prefixSuccessor("\u{D7FF}"), prefixSuccessor("\u{10FFFF}"), prefixSuccessor("é")]).toEqual([
+      "ac",
+      "b",
+      "\u{E000}",
+      null,
+      "ê",
+    ]);
+    const { store } = await stores2("prefix");
+    const ids = ["é", "é1", "é\u{10FFFF}", "ê", "e", "\u{10FFFF}", "\u{10FFFF}x", "\u{D7FF}a", "\u{E000}"];
+    for (const id of ids) await store.handle({ kind: "promise.create", id, timeoutAt: T + 60_000 }, T);
+    const found = async (prefix: string) => {
+      const answer = (await store.handle({ kind: "promise.search", prefix }, T)) as unknown as { data: { promises: { id: string }[] } };
+      return answer.data.promises.map((p) => p.id);
+    };
+    expect(await found("é")).toEqual(["é", "é1", "é\u{10FFFF}"]);
+    expect(await found("\u{10FFFF}")).toEqual(["\u{10FFFF}", "\u{10FFFF}x"]);
+    expect(await found("\u{D7FF}")).toEqual(["\u{D7FF}a"]);
+    expect(await found("é\u{10FFFF}")).toEqual(["é\u{10FFFF}"]);
   });
 
   it("a search and a snapshot read what the operations wrote", async () => {

@@ -172,12 +172,45 @@ export async function resetPromises(session: Session, sql: SqlCache): Promise<vo
 /**
  * A page of promises by id. The timed-out view: with states given, a pending promise whose
  * deadline is ≤ `$4` is included too (the front shows it settled by its deadline).
+ *
+ * Ids start with `$6` (`''`: any). With `bounded`, the ids starting with it are the key range
+ * [`$6`, `$7`) (`$7` is the prefix's successor: ids are `COLLATE "C"`, ordered by code point), so
+ * a prefix page walks only that range of the key; a prefix without a successor (nothing but
+ * U+10FFFF) needs no upper bound: every id from it on starts with it.
  */
-export const PROMISE_PAGE = (S: string) => `
+export const PROMISE_PAGE = (S: string, bounded = false) => `
 SELECT ${PROMISE_COLUMNS("p")} FROM ${S}.promises p
-WHERE p.id > $1::text AND p.tags @> $2::jsonb
+WHERE p.id > $1::text AND p.id >= $6::text${bounded ? " AND p.id < $7::text" : ""} AND p.id ^@ $6::text AND p.tags @> $2::jsonb
   AND ($3::smallint[] IS NULL OR p.state = ANY($3::smallint[]) OR (p.state = ${PENDING} AND p.timeout_at <= $4::bigint))
 ORDER BY p.id LIMIT $5::int`;
+
+/** The least text above every text starting with `prefix` (in code point order), or `null` when there is none. */
+export function prefixSuccessor(prefix: string): string | null {
+  const points = [...prefix].map((c) => c.codePointAt(0)!);
+  while (points.length > 0) {
+    let last = points.pop()!;
+    if (last === 0x10ffff) continue;
+    last++;
+    if (last >= 0xd800 && last <= 0xdfff) last = 0xe000;
+    return String.fromCodePoint(...points, last);
+  }
+  return null;
+}
+
+/**
+ * One promise and everything around it, one subquery per table by its key or index, in one
+ * statement (one snapshot): its task, the tasks awaiting it, the promises its task awaits, its
+ * listeners and its outbox messages.
+ */
+export const DESCRIBE_PROMISE = (S: string) => `
+SELECT
+  (SELECT json_build_array(p.id, p.state, p.param, p.value, p.tags, p.timeout_at, p.created_at, p.settled_at) FROM ${S}.promises p WHERE p.id = $1::text)::text AS promise,
+  (SELECT json_build_array(t.id, t.state, t.version, t.resumes, t.pid, t.ttl, t.timer_at) FROM ${S}.tasks t WHERE t.id = $1::text)::text AS task,
+  (SELECT coalesce(json_agg(c.awaiter), '[]') FROM ${S}.callbacks c WHERE c.awaited = $1::text)::text AS awaiters,
+  (SELECT coalesce(json_agg(c.awaited), '[]') FROM ${S}.callbacks c WHERE c.awaiter = $1::text)::text AS awaiting,
+  (SELECT coalesce(json_agg(l.address), '[]') FROM ${S}.listeners l WHERE l.promise_id = $1::text)::text AS listeners,
+  (SELECT coalesce(json_agg(json_build_array(o.kind, o.id, o.address, o.version, o.available_at, o.revision, o.created_at, o.takes) ORDER BY o.kind, o.address), '[]')
+     FROM ${S}.outbox o WHERE o.id = $1::text)::text AS outbox`;
 
 export const TASK_PAGE = (S: string) => `
 SELECT ${TASK_COLUMNS("t")}, p.id AS p_id, p.state AS p_state, p.param AS p_param, p.value AS p_value, p.tags::text AS p_tags,
@@ -214,13 +247,59 @@ SELECT
 type Cell = string | number | null | object;
 const list = (row: QueryRow, column: string) => JSON.parse(row[column] as string) as Cell[][];
 
+/** A promise row from `json_build_array(id, state, param, value, tags, timeout_at, created_at, settled_at)`. */
+const promiseOfCells = ([id, state, param, value, tags, timeoutAt, createdAt, settledAt]: Cell[]): PromiseRow => ({
+  id: id as string,
+  state: promiseStateOf(state),
+  param: JSON.parse(param as string),
+  value: JSON.parse(value as string),
+  tags: tags as Record<string, string>,
+  timeoutAt: timeoutAt as number,
+  createdAt: createdAt as number,
+  settledAt: settledAt as number | null,
+});
+
+/** A task row from `json_build_array(id, state, version, resumes, pid, ttl, timer_at)`. */
+const taskOfCells = ([id, state, version, resumes, pid, ttl, timerAt]: Cell[]): TaskRow => ({
+  id: id as string,
+  state: taskStateOf(state),
+  version: version as number,
+  resumes: resumes as number,
+  pid: pid as string | null,
+  ttl: ttl as number | null,
+  timerAt: timerAt as number | null,
+});
+
+/** An outbox row from `json_build_array(kind, id, address, version, available_at, revision, created_at, takes)`. */
+const outboxOfCells = ([kind, id, address, version, availableAt, revision, createdAt, takes]: Cell[]): OutboxRow =>
+  outboxRow(kind, id as string, address as string, version as number, availableAt as number, revision as number, createdAt as number, takes as number);
+
 /** The read-only queries, each one statement (one snapshot), on `session`. */
 export function promiseReader(session: Session, sql: SqlCache): PromiseReader {
   return {
     async promisePage(query: PromisePageQuery) {
       const states = query.states === null ? null : query.states.map((s) => PROMISE_STATE_CODES[s]);
-      const rows = await session.query(sql.get("promisePage", PROMISE_PAGE), [query.after ?? "", JSON.stringify(query.tags), states, query.expiredBy, query.limit]);
+      const prefix = query.prefix ?? "";
+      const successor = prefix === "" ? null : prefixSuccessor(prefix);
+      const values = [query.after ?? "", JSON.stringify(query.tags), states, query.expiredBy, query.limit, prefix];
+      const rows =
+        successor === null
+          ? await session.query(sql.get("promisePage", (S) => PROMISE_PAGE(S)), values)
+          : await session.query(sql.get("promisePrefixPage", (S) => PROMISE_PAGE(S, true)), [...values, successor]);
       return rows.map((row) => decodePromise(row, PROMISE_NAMES));
+    },
+    async describe(id: string) {
+      const [row] = await session.query(sql.get("promiseDescribe", DESCRIBE_PROMISE), [id]);
+      if (row === undefined || row["promise"] === null) return null;
+      const strings = (column: string) => JSON.parse(row[column] as string) as string[];
+      return {
+        promise: promiseOfCells(JSON.parse(row["promise"] as string) as Cell[]),
+        task: row["task"] === null ? null : taskOfCells(JSON.parse(row["task"] as string) as Cell[]),
+        awaiters: strings("awaiters"),
+        awaiting: strings("awaiting"),
+        listeners: strings("listeners"),
+        outbox: list(row, "outbox").map(outboxOfCells),
+      };
     },
     async taskPage(query: TaskPageQuery) {
       const states = query.states === null ? null : query.states.map((s) => TASK_STATE_CODES[s]);
@@ -253,29 +332,8 @@ export function promiseReader(session: Session, sql: SqlCache): PromiseReader {
     },
     async everything() {
       const [row] = await session.query(sql.get("promiseEverything", EVERYTHING, false));
-      const promises = list(row!, "promises").map(
-        ([id, state, param, value, tags, timeoutAt, createdAt, settledAt]): PromiseRow => ({
-          id: id as string,
-          state: promiseStateOf(state),
-          param: JSON.parse(param as string),
-          value: JSON.parse(value as string),
-          tags: tags as Record<string, string>,
-          timeoutAt: timeoutAt as number,
-          createdAt: createdAt as number,
-          settledAt: settledAt as number | null,
-        }),
-      );
-      const tasks = list(row!, "tasks").map(
-        ([id, state, version, resumes, pid, ttl, timerAt]): TaskRow => ({
-          id: id as string,
-          state: taskStateOf(state),
-          version: version as number,
-          resumes: resumes as number,
-          pid: pid as string | null,
-          ttl: ttl as number | null,
-          timerAt: timerAt as number | null,
-        }),
-      );
+      const promises = list(row!, "promises").map(promiseOfCells);
+      const tasks = list(row!, "tasks").map(taskOfCells);
       const callbacks = list(row!, "callbacks").map(([awaited, awaiter]): CallbackRow => ({ awaited: awaited as string, awaiter: awaiter as string }));
       const listeners = list(row!, "listeners").map(([promiseId, address]): ListenerRow => ({ promiseId: promiseId as string, address: address as string }));
       const schedules = list(row!, "schedules").map(
@@ -291,9 +349,7 @@ export function promiseReader(session: Session, sql: SqlCache): PromiseReader {
           lastRunAt: lastRunAt as number | null,
         }),
       );
-      const outbox = list(row!, "outbox").map(([kind, id, address, version, availableAt, revision, createdAt, takes]) =>
-        outboxRow(kind, id as string, address as string, version as number, availableAt as number, revision as number, createdAt as number, takes as number),
-      );
+      const outbox = list(row!, "outbox").map(outboxOfCells);
       return { promises, tasks, callbacks, listeners, schedules, outbox };
     },
   };

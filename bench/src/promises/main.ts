@@ -1,0 +1,354 @@
+// `pnpm bench:promises`: the Promise Store Contract at the store level (issue 14's targets).
+// SqlitePromiseStore (a file in the scratch folder, the store's defaults) and PostgresPromiseStore
+// (a throwaway cluster with every durability setting at its default: fsync on,
+// synchronous_commit on) at 1 and 10 callers, full lifecycles and a fan-out; pgbench on the same
+// server at 1 and 10 clients (the commit ceiling); the SDK's in-memory server and SQLite, each
+// with the same live roots. Systems run in their own child processes, in an order rotated per
+// run, each after a checkpoint and a settle period; medians of the runs. See README.md.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { Pgbench, PostgresCluster, findPgBin, log, makeScratch } from "../infra.js";
+import { runPgbench } from "./ceiling.js";
+import type { PromiseChildConfig } from "./config.js";
+import { SHAPE_NAMES, type ShapeName } from "./shapes.js";
+import { type PromiseRecord, summarizePromises } from "./summary.js";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const PKG = resolve(HERE, "../..");
+
+/** The systems: a Belay store or the SDK server, with or without live roots; `pgbench` is the server's ceiling. */
+const SYSTEMS: Record<string, { readonly system: PromiseChildConfig["system"] | "pgbench"; readonly roots: boolean }> = {
+  pgbench: { system: "pgbench", roots: false },
+  sqlite: { system: "sqlite", roots: false },
+  postgres: { system: "postgres", roots: false },
+  "sqlite-roots": { system: "sqlite", roots: true },
+  "sdk-server-roots": { system: "sdk-server", roots: true },
+};
+
+const OPTIONS = [
+  { flag: "systems", def: Object.keys(SYSTEMS).join(","), help: `comma list of ${Object.keys(SYSTEMS).join(", ")} (the order of run 1; later runs rotate it)` },
+  { flag: "shapes", def: SHAPE_NAMES.join(","), help: "lifecycle (create, acquire, fulfill) and/or fanout (a root and 10 children)" },
+  { flag: "callers", def: "1,10", help: "concurrent callers, each running lifecycles one after another" },
+  { flag: "runs", def: "3", help: "runs (medians are reported)" },
+  { flag: "seconds", def: "10", help: "each measured window runs at least this long" },
+  { flag: "min-lifecycles", def: "100", help: "…and at least this many lifecycles (capped at 4 × seconds)" },
+  { flag: "warmup-s", def: "2", help: "warm-up before each window, same shape and callers (not measured)" },
+  { flag: "live-roots", def: "8000", help: "pending targeted promises created before each cell of the *-roots systems" },
+  { flag: "settle-s", def: "5", help: "pause before each system (after a CHECKPOINT)" },
+  { flag: "cell-pause-ms", def: "1000", help: "pause between a cell's warm-up and its window" },
+  { flag: "pgbench-seconds", def: "10", help: "pgbench duration per client count" },
+  { flag: "pgbench-clients", def: "1,10", help: "pgbench client counts" },
+  { flag: "pgbench-scale", def: "10", help: "pgbench scale factor" },
+  { flag: "pg-port", def: "55433", help: "port naming the cluster's unix socket (no TCP)" },
+  { flag: "scratch", def: "", help: "scratch folder (default: a new one in the OS temp folder, removed at the end)" },
+  { flag: "out", def: join(PKG, "results"), help: "folder for promises-<timestamp>.json and .md" },
+  { flag: "keep", def: "false", help: "keep the scratch folder", bool: true },
+  { flag: "cpu-prof", def: "false", help: "run every child with --cpu-prof (profiles under <out>/promises-<timestamp>-profiles/<system>-run<N>/)", bool: true },
+] as const;
+
+function parseArgs(argv: readonly string[]): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const o of OPTIONS) values[o.flag] = process.env[`BENCH_${o.flag.toUpperCase().replaceAll("-", "_")}`] ?? o.def;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") continue;
+    if (arg === "-h" || arg === "--help") {
+      console.log("usage: pnpm bench:promises [--flag value ...]\n");
+      for (const o of OPTIONS) console.log(`  --${o.flag.padEnd(18)} ${o.help} (default ${o.def || "none"})`);
+      process.exit(0);
+    }
+    if (!arg.startsWith("--")) throw new Error(`unexpected argument ${arg} (try --help)`);
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    const opt = OPTIONS.find((o) => o.flag === name);
+    if (!opt) throw new Error(`unknown option --${name} (try --help)`);
+    if ("bool" in opt) values[name] = inline ?? "true";
+    else {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`--${name} needs a value`);
+      values[name] = v;
+    }
+  }
+  return values;
+}
+
+const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
+const ints = (s: string, name: string) =>
+  list(s).map((x) => {
+    const n = Number(x);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name}: ${x} is not a positive integer`);
+    return n;
+  });
+function int(values: Record<string, string>, name: string, min = 0): number {
+  const n = Number(values[name]);
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${values[name]}`);
+  return n;
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---- teardown: the child, the cluster, the scratch folder ----
+
+let cluster: PostgresCluster | null = null;
+let current: ChildProcess | null = null;
+let scratchToRemove: string | null = null;
+let tornDown = false;
+
+function killChild(): void {
+  const c = current;
+  if (c?.pid && c.exitCode === null && c.signalCode === null) {
+    try {
+      process.kill(-c.pid, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+function teardown(): void {
+  if (tornDown) return;
+  tornDown = true;
+  killChild();
+  cluster?.stop();
+  if (scratchToRemove) rmSync(scratchToRemove, { recursive: true, force: true });
+}
+
+process.stdout.on("error", () => undefined);
+process.stderr.on("error", () => undefined);
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(sig, () => {
+    log(`${sig}: stopping the child and the cluster`);
+    teardown();
+    process.exit(130);
+  });
+}
+process.on("exit", teardown);
+
+function runChild(config: PromiseChildConfig, timeoutMs: number, profDir: string | null): Promise<{ records: PromiseRecord[]; code: number | null; timedOut: boolean }> {
+  return new Promise((done) => {
+    const nodeArgs = ["--import", "tsx", "--conditions=@belay/source"];
+    if (profDir) nodeArgs.push("--cpu-prof", "--cpu-prof-dir", profDir);
+    const child = spawn(process.execPath, [...nodeArgs, join(HERE, "runner.ts")], {
+      cwd: PKG,
+      env: { ...process.env, BENCH_PROMISES_CONFIG: JSON.stringify(config) },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    current = child;
+    const records: PromiseRecord[] = [];
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      log(`${config.label} run ${config.run}: child exceeded ${Math.round(timeoutMs / 1000)} s, killing its process group`);
+      killChild();
+    }, timeoutMs);
+    let out = "";
+    child.stdout!.setEncoding("utf8");
+    child.stdout!.on("data", (d: string) => {
+      out += d;
+      let i: number;
+      while ((i = out.indexOf("\n")) >= 0) {
+        const line = out.slice(0, i);
+        out = out.slice(i + 1);
+        if (line.startsWith("@@bench ")) records.push({ ...(JSON.parse(line.slice(8)) as PromiseRecord), system: config.label });
+        else if (line.trim()) process.stderr.write(`  [${config.label}] ${line}\n`);
+      }
+    });
+    child.stderr!.setEncoding("utf8");
+    child.stderr!.on("data", (d: string) => process.stderr.write(d.split("\n").filter(Boolean).map((l) => `  [${config.label}] ${l}\n`).join("")));
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      current = null;
+      done({ records, code, timedOut });
+    });
+  });
+}
+
+/** The Belay revision measured: `BENCH_REVISION` (e.g. for a `git archive` snapshot of a commit), else git's. */
+function gitDescribe(): string {
+  if (process.env["BENCH_REVISION"]) return process.env["BENCH_REVISION"];
+  const r = spawnSync("git", ["-C", PKG, "log", "-1", "--format=%h %s"], { encoding: "utf8" });
+  const dirty = spawnSync("git", ["-C", PKG, "status", "--porcelain", "--", "../packages"], { encoding: "utf8" });
+  return `${r.stdout.trim().slice(0, 80)}${dirty.stdout.trim() ? " (+ uncommitted changes in packages/)" : ""}`;
+}
+
+async function main(): Promise<void> {
+  const values = parseArgs(process.argv.slice(2));
+  const systems = list(values["systems"]!);
+  for (const s of systems) if (!SYSTEMS[s]) throw new Error(`unknown system ${s}; known: ${Object.keys(SYSTEMS).join(", ")}`);
+  const shapes = list(values["shapes"]!) as ShapeName[];
+  for (const s of shapes) if (!SHAPE_NAMES.includes(s)) throw new Error(`unknown shape ${s}; known: ${SHAPE_NAMES.join(", ")}`);
+  const settings = {
+    systems,
+    shapes,
+    callers: ints(values["callers"]!, "callers"),
+    runs: int(values, "runs", 1),
+    seconds: int(values, "seconds", 1),
+    min_lifecycles: int(values, "min-lifecycles", 1),
+    warmup_s: int(values, "warmup-s"),
+    live_roots: int(values, "live-roots"),
+    settle_s: int(values, "settle-s"),
+    cell_pause_ms: int(values, "cell-pause-ms"),
+    pgbench: { seconds: int(values, "pgbench-seconds", 1), clients: ints(values["pgbench-clients"]!, "pgbench-clients"), scale: int(values, "pgbench-scale", 1) },
+  };
+  const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..*/, "");
+  const outDir = resolve(values["out"]!);
+  mkdirSync(outDir, { recursive: true });
+  const profRoot = values["cpu-prof"] === "true" ? join(outDir, `promises-${stamp}-profiles`) : null;
+  const scratch = values["scratch"] ? makeScratch(resolve(values["scratch"])) : makeScratch(mkdtempSync(join(tmpdir(), "belay-bench-promises-")));
+  if (values["keep"] !== "true") scratchToRemove = scratch;
+  log(`scratch ${scratch}`);
+
+  const needsPg = systems.some((s) => s === "pgbench" || s === "postgres");
+  let pgSettings: Record<string, string> = {};
+  let admin: pg.Client | null = null;
+  let pgbench: Pgbench | null = null;
+  const rt4Script = join(scratch, "pgbench-rt4.sql");
+  if (needsPg) {
+    cluster = new PostgresCluster(scratch, int(values, "pg-port", 1), findPgBin());
+    // No server options: every setting is PostgreSQL's default (fsync, synchronous_commit and
+    // full_page_writes on) — unlike the test projects' clusters, which run with fsync off.
+    cluster.start(["bench_promises", ...(systems.includes("pgbench") ? ["bench_pgbench"] : [])]);
+    admin = new pg.Client({ connectionString: cluster.connectionString("postgres") });
+    await admin.connect();
+    for (const name of ["fsync", "synchronous_commit", "full_page_writes", "wal_sync_method", "shared_buffers", "max_wal_size", "checkpoint_timeout"]) {
+      pgSettings[name] = (await admin.query(`show ${name}`)).rows[0][name];
+    }
+    log(`postgres settings: ${Object.entries(pgSettings).map(([k, v]) => `${k}=${v}`).join(", ")}`);
+    if (pgSettings["fsync"] !== "on" || pgSettings["synchronous_commit"] !== "on") throw new Error("the benchmark cluster must run with fsync and synchronous_commit on");
+    if (systems.includes("pgbench")) {
+      pgbench = new Pgbench(cluster, scratch, { clients: 10, seconds: settings.pgbench.seconds, scale: settings.pgbench.scale });
+      log(`pgbench: initialising scale ${settings.pgbench.scale}`);
+      pgbench.init();
+      // The smallest shape of one store operation: BEGIN, a row locked, a row written, COMMIT —
+      // four round trips and one durable commit, the yardstick for the store's round trips.
+      writeFileSync(rt4Script, "\\set aid random(1, 100000 * :scale)\nBEGIN;\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid FOR UPDATE;\nUPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;\nCOMMIT;\n");
+    }
+  }
+
+  const meta = {
+    command: `pnpm --filter @belay/bench bench:promises ${process.argv.slice(2).join(" ")}`.trim(),
+    started: new Date().toISOString(),
+    finished: null as string | null,
+    git: gitDescribe(),
+    machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? "?", mem_gib: Math.round(totalmem() / 2 ** 30), kernel: release() },
+    versions: {
+      node: process.version,
+      postgres: cluster?.version ?? null,
+      "better-sqlite3": (JSON.parse(readFileSync(join(PKG, "node_modules/better-sqlite3/package.json"), "utf8")) as { version: string }).version,
+      "@resonatehq/sdk": (JSON.parse(readFileSync(join(PKG, "node_modules/@resonatehq/sdk/package.json"), "utf8")) as { version: string }).version,
+    },
+    postgres_settings: pgSettings,
+    settings,
+  };
+  const records: PromiseRecord[] = [];
+  const jsonPath = join(outDir, `promises-${stamp}.json`);
+  const mdPath = join(outDir, `promises-${stamp}.md`);
+  const save = () => writeFileSync(jsonPath, `${JSON.stringify({ meta, records }, null, 1)}\n`);
+  const cellBudgetS = settings.warmup_s * 3 + settings.seconds * 4 + 60;
+  const childTimeoutMs = (shapes.length * settings.callers.length * cellBudgetS + 300) * 1000;
+
+  for (let run = 1; run <= settings.runs; run++) {
+    const order = systems.map((_, i) => systems[(i + run - 1) % systems.length]!);
+    log(`run ${run}/${settings.runs}: ${order.join(" → ")}`);
+    for (const name of order) {
+      if (admin !== null) await admin.query("checkpoint");
+      await sleep(settings.settle_s * 1000);
+      const load = loadavg()[0];
+      const def = SYSTEMS[name]!;
+      const t0 = Date.now();
+      if (def.system === "pgbench") {
+        for (const [variant, script] of [["update", pgbench!.script], ["rt4", rt4Script]] as const) {
+          for (const clients of settings.pgbench.clients) {
+            const r = runPgbench(cluster!, script, scratch, { clients, seconds: settings.pgbench.seconds, scale: settings.pgbench.scale, tag: `${variant}-run${run}-c${clients}` });
+            records.push({ system: "pgbench", run, shape: `pgbench-${variant}`, callers: clients, loadavg1: load, ...r });
+            log(`  pgbench ${variant} @${clients}: ${r.tps ?? r.error} tps, latency avg ${r.latency_avg_ms} ms, p50 ${r.latency_p50_ms} ms, p99 ${r.latency_p99_ms} ms`);
+          }
+        }
+      } else {
+        const config: PromiseChildConfig = {
+          system: def.system,
+          label: name,
+          run,
+          liveRoots: def.roots ? settings.live_roots : 0,
+          shapes,
+          callers: settings.callers,
+          seconds: settings.seconds,
+          minLifecycles: settings.min_lifecycles,
+          warmupSeconds: settings.warmup_s,
+          cellPauseMs: settings.cell_pause_ms,
+          scratch,
+          pg: cluster === null ? null : { connectionString: cluster.connectionString("bench_promises"), database: "bench_promises", adminConnectionString: cluster.connectionString("postgres"), postmasterPid: cluster.pid! },
+        };
+        if (def.system === "postgres" && cluster === null) throw new Error("postgres needs the cluster");
+        const profDir = profRoot ? join(profRoot, `${name}-run${run}`) : null;
+        const result = await runChild(config, childTimeoutMs, profDir);
+        for (const rec of result.records) records.push({ ...rec, loadavg1: load });
+        if (result.code !== 0 || result.timedOut) {
+          const error = result.timedOut ? `child killed after ${Math.round(childTimeoutMs / 1000)} s` : `child exited with ${result.code}`;
+          log(`  ${name} run ${run}: ${error}`);
+          records.push({ system: name, run, shape: "child", callers: 0, error });
+        }
+      }
+      log(`  ${name} run ${run} took ${Math.round((Date.now() - t0) / 1000)} s (load ${load?.toFixed(2)} before)`);
+      save();
+    }
+  }
+  meta.finished = new Date().toISOString();
+  save();
+  await admin?.end();
+  const md = renderMarkdown({ ...meta, raw: jsonPath }, records);
+  writeFileSync(mdPath, md);
+  console.log(md);
+  log(`results: ${jsonPath}, ${mdPath}`);
+}
+
+interface Meta {
+  readonly command: string;
+  readonly started: string;
+  readonly git: string;
+  readonly machine: { readonly nproc: number; readonly cpu: string; readonly mem_gib: number; readonly kernel: string };
+  readonly versions: Record<string, string | null>;
+  readonly postgres_settings: Record<string, string>;
+  readonly settings: { readonly runs: number; readonly settle_s: number; readonly warmup_s: number; readonly seconds: number; readonly min_lifecycles: number; readonly live_roots: number; readonly pgbench: { readonly seconds: number; readonly scale: number } };
+  /** Where the raw records are. */
+  readonly raw: string;
+}
+
+function renderMarkdown(meta: Meta, records: readonly PromiseRecord[]): string {
+  const { settings } = meta;
+  const pgSettings = meta.postgres_settings;
+  const header = [
+    `# Belay promise-store benchmark — ${meta.started}`,
+    "",
+    `Command: \`${meta.command}\``,
+    "",
+    `Machine: ${meta.machine.nproc} cores (${meta.machine.cpu}), ${meta.machine.mem_gib} GiB, Linux ${meta.machine.kernel}. Node ${meta.versions.node}; ${meta.versions.postgres ?? "no PostgreSQL"}; better-sqlite3 ${meta.versions["better-sqlite3"]}; @resonatehq/sdk ${meta.versions["@resonatehq/sdk"]}. Belay at ${meta.git}.`,
+    `PostgreSQL settings: ${Object.entries(pgSettings).map(([k, v]) => `${k}=${v}`).join(", ") || "–"} (every setting default; unix socket only).`,
+    `Settings: ${settings.runs} runs, system order rotated per run, CHECKPOINT + ${settings.settle_s} s settle before each system; per cell a fresh store, ${settings.warmup_s} s warm-up, then a window of ≥ ${settings.seconds} s and ≥ ${settings.min_lifecycles} lifecycles; ${settings.live_roots} live roots for the *-roots systems; pgbench ${settings.pgbench.seconds} s per client count (scale ${settings.pgbench.scale}).`,
+    `Raw results: ${meta.raw}`,
+    "",
+  ].join("\n");
+  return `${header}\n${summarizePromises(records, { liveRoots: settings.live_roots })}`;
+}
+
+// `--render <results.json> [--raw <shown path>]`: the markdown of an earlier run (e.g. after the summary changed).
+const renderAt = process.argv.indexOf("--render");
+if (renderAt >= 0) {
+  const file = process.argv[renderAt + 1]!;
+  const { meta, records } = JSON.parse(readFileSync(file, "utf8")) as { meta: Meta; records: PromiseRecord[] };
+  const rawAt = process.argv.indexOf("--raw");
+  console.log(renderMarkdown({ ...meta, raw: rawAt >= 0 ? process.argv[rawAt + 1]! : file }, records));
+  process.exit(0);
+}
+
+try {
+  await main();
+  teardown();
+} catch (error) {
+  log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  teardown();
+  process.exitCode = 1;
+}

@@ -561,14 +561,16 @@ export function prefetch(request: PromiseRequest): RowKey[] {
   const promise = (id: string): RowKey => ({ kind: "promise", id });
   const chain = (id: string): RowKey[] => [promise(id), { kind: "awaiters", promiseId: id }, { kind: "listeners", promiseId: id }];
   switch (request.kind) {
+    case "task.acquire":
+      // An acquire answers with the branch's preload: load it with the task.
+      return [promise(request.id), { kind: "branchOf", id: request.id }];
     case "promise.get":
     case "promise.create":
     case "task.get":
-    case "task.acquire":
     case "task.release":
     case "task.halt":
     case "task.continue":
-      return [promise(request.kind === "promise.create" ? request.id : request.id)];
+      return [promise(request.id)];
     case "promise.settle":
       return chain(request.id);
     case "promise.register_callback":
@@ -576,7 +578,7 @@ export function prefetch(request: PromiseRequest): RowKey[] {
     case "promise.register_listener":
       return [promise(request.awaited)];
     case "task.create":
-      return [promise(request.action.id)];
+      return [promise(request.action.id), { kind: "branchOf", id: request.action.id }];
     case "task.fulfill":
       return chain(request.id);
     case "task.suspend":

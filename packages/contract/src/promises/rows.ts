@@ -115,6 +115,12 @@ export type RowKey =
   | { readonly kind: "awaiters"; readonly promiseId: string }
   | { readonly kind: "listeners"; readonly promiseId: string }
   | { readonly kind: "branch"; readonly branch: string }
+  /**
+   * The branch of promise `id` (its `resonate:branch` tag), in the same load as the promise: the
+   * store answers it as a `branches` entry named by that tag (none when the promise has no
+   * branch). Lets a preload ride the first load instead of a second one.
+   */
+  | { readonly kind: "branchOf"; readonly id: string }
   | { readonly kind: "schedule"; readonly id: string };
 
 /** Rows a store loaded for a set of keys. */

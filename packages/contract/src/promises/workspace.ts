@@ -33,6 +33,7 @@ export function rowKeyId(key: RowKey): string {
   switch (key.kind) {
     case "promise":
     case "schedule":
+    case "branchOf":
       return `${key.kind}\u0000${key.id}`;
     case "awaiters":
     case "listeners":

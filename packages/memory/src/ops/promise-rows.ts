@@ -27,6 +27,11 @@ export function loadPromiseRows(state: PromiseState, keys: readonly RowKey[]): L
       case "branch":
         branches.push({ branch: key.branch, promises: [...(state.branches.get(key.branch) ?? [])].map((id) => state.promises.get(id)!).filter(Boolean) });
         break;
+      case "branchOf": {
+        const branch = state.promises.get(key.id)?.tags["resonate:branch"];
+        if (branch !== undefined) branches.push({ branch, promises: [...(state.branches.get(branch) ?? [])].map((id) => state.promises.get(id)!).filter(Boolean) });
+        break;
+      }
       case "schedule":
         schedules.push({ id: key.id, schedule: state.schedules.get(key.id) ?? null });
         break;

@@ -1,4 +1,4 @@
-import type { JobStore } from "@belay/contract";
+import type { JobStore, PromiseStore } from "@belay/contract";
 import { type AnyJobDefinition, type Clock, type Logger, type WorkerEvent, type WorkerHealth, consoleLogger, systemClock } from "@belay/core";
 import type { WorkerHost } from "@belay/host";
 import { Hono } from "hono";
@@ -30,6 +30,11 @@ export interface ServerOptions {
   readonly tokens?: readonly ServerToken[];
   /** The host's permission callback; when given it decides every permission (tokens are not consulted). */
   readonly authorize?: Authorize;
+  /**
+   * A promise store (the durable-promise listener's): the dashboard then shows its promises and
+   * promise schedules (read only). The server does not close it.
+   */
+  readonly promises?: PromiseStore;
   /** Dashboard title. Default `Belay`. */
   readonly title?: string;
   /** Largest request body the API reads. Default 32 MiB. */
@@ -100,7 +105,7 @@ export function createServer(options: ServerOptions): BelayServer {
   const streams: LiveStreams = new Set();
   const bodyLimitBytes = options.bodyLimitBytes ?? 32 * 1024 * 1024;
   const api = createApiApp(ctx, { bodyLimitBytes });
-  const dashboard = createDashboardApp(ctx, streams);
+  const dashboard = createDashboardApp(ctx, streams, options.promises ?? null);
   const app = new Hono();
   app.use("*", refuseDotSegments());
   app.use("*", drainUnreadBody(bodyLimitBytes));

@@ -71,6 +71,7 @@ export async function startServer(
       ...(jobs === null ? {} : { jobs: jobs.jobs }),
       ...(workerHost === null ? {} : { workerHost }),
       tokens: args.tokens,
+      ...(promiseStore === null ? {} : { promises: promiseStore }),
       ...(args.title === null ? {} : { title: args.title }),
       logger,
     });

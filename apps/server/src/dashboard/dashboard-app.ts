@@ -1,10 +1,10 @@
-import { isBelayError } from "@belay/contract";
+import { type PromiseStore, isBelayError } from "@belay/contract";
 import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { ServerContext } from "../context.js";
 import { totalsOf } from "../monitor/queues.js";
 import { registerActions } from "./actions.js";
-import type { View } from "./components.js";
+import { type View, card, empty } from "./components.js";
 import { html } from "./html.js";
 import { loginPage, page } from "./layout.js";
 import { auditPage } from "./pages/audit.js";
@@ -14,6 +14,9 @@ import { jobsPage } from "./pages/jobs.js";
 import { observersPage } from "./pages/observers.js";
 import { overviewPage } from "./pages/overview.js";
 import type { PageResult } from "./pages/page-result.js";
+import { promiseDetailPage } from "./pages/promise-detail.js";
+import { promiseSchedulesPage } from "./pages/promise-schedules.js";
+import { promisesPage } from "./pages/promises.js";
 import { queuesPage } from "./pages/queues.js";
 import { schedulesPage } from "./pages/schedules.js";
 import { workflowsPage } from "./pages/workflows.js";
@@ -29,11 +32,22 @@ export function notFoundPage(): string {
 /** The live streams open right now, so a server stop can end them. */
 export type LiveStreams = Set<() => void>;
 
+/** The page of a promise route on a server without a promise store. */
+function noPromiseStore(section: "promises" | "promiseSchedules"): PageResult {
+  return {
+    title: "No durable promises",
+    section,
+    content: card("No promise store", empty("This server has no promise store", "It shows durable promises when it runs with a promise listener (belay-server without --promises-port off).")),
+    status: 404,
+  };
+}
+
 /**
  * The web dashboard: server-rendered pages (CSS inlined, no external assets), operator actions
- * as form POSTs, browser sign-in with a token, and live refresh over Server-Sent Events.
+ * as form POSTs, browser sign-in with a token, and live refresh over Server-Sent Events. With a
+ * promise store it also shows durable promises and their schedules (read only).
  */
-export function createDashboardApp(ctx: ServerContext, streams: LiveStreams): Hono<DashboardEnv> {
+export function createDashboardApp(ctx: ServerContext, streams: LiveStreams, promises: PromiseStore | null = null): Hono<DashboardEnv> {
   const app = new Hono<DashboardEnv>();
   app.use("*", sessionMiddleware(ctx));
   app.use("*", refuseUnstorableText());
@@ -104,6 +118,7 @@ export function createDashboardApp(ctx: ServerContext, streams: LiveStreams): Ho
         worker: health === null ? null : health.status,
         failures: totals === null ? null : totals.deadLettered + totals.quarantined,
         executing: totals === null ? null : totals.leased,
+        promises: promises !== null,
       },
       result.content,
     );
@@ -117,6 +132,11 @@ export function createDashboardApp(ctx: ServerContext, streams: LiveStreams): Ho
   app.get("/failures", (c) => render(c, (view) => failuresPage(ctx, view, new URL(c.req.url))));
   app.get("/schedules", (c) => render(c, (view) => schedulesPage(ctx, view)));
   app.get("/workflows", (c) => render(c, (view) => workflowsPage(ctx, view, new URL(c.req.url))));
+  app.get("/promises", (c) => render(c, async (view) => (promises === null ? noPromiseStore("promises") : promisesPage(promises, view, new URL(c.req.url)))));
+  app.get("/promises/:id", (c) => render(c, async (view) => (promises === null ? noPromiseStore("promises") : promiseDetailPage(promises, view, c.req.param("id")))));
+  app.get("/promise-schedules", (c) =>
+    render(c, async (view) => (promises === null ? noPromiseStore("promiseSchedules") : promiseSchedulesPage(promises, view, new URL(c.req.url)))),
+  );
   app.get("/observers", (c) => render(c, (view) => observersPage(ctx, view)));
   app.get("/audit", (c) => render(c, (view) => auditPage(ctx, view, new URL(c.req.url))));
 

@@ -3,7 +3,10 @@ import { type HtmlValue, type SafeHtml, html, raw } from "./html.js";
 import { STYLES } from "./styles.js";
 
 /** The pages in the sidebar, in order. */
-export type Section = "overview" | "jobs" | "queues" | "failures" | "schedules" | "workflows" | "observers" | "audit";
+export type Section = "overview" | "jobs" | "queues" | "failures" | "schedules" | "workflows" | "promises" | "promiseSchedules" | "observers" | "audit";
+
+/** The sections only a server with a promise store shows. */
+const PROMISE_SECTIONS: ReadonlySet<Section> = new Set(["promises", "promiseSchedules"]);
 
 const ICONS: Record<Section, string> = {
   overview: '<path d="M3 13h4v8H3zM10 8h4v13h-4zM17 3h4v18h-4z"/>',
@@ -12,6 +15,8 @@ const ICONS: Record<Section, string> = {
   failures: '<path d="M12 3 2 20h20L12 3zM12 10v4M12 17v.5"/>',
   schedules: '<circle cx="12" cy="12" r="9"/><path d="M12 7v5l3 2"/>',
   workflows: '<circle cx="6" cy="6" r="2.5"/><circle cx="18" cy="12" r="2.5"/><circle cx="6" cy="18" r="2.5"/><path d="M8.5 6.5 15.5 11M8.5 17.5l7-4.5"/>',
+  promises: '<circle cx="12" cy="12" r="9"/><path d="m8 12.5 2.5 2.5L16 9.5"/>',
+  promiseSchedules: '<rect x="3" y="5" width="18" height="16" rx="2"/><path d="M3 10h18M8 3v4M16 3v4M10 15.5l1.5 1.5 3-3"/>',
   observers: '<path d="M2 12s3.5-7 10-7 10 7 10 7-3.5 7-10 7S2 12 2 12z"/><circle cx="12" cy="12" r="3"/>',
   audit: '<path d="M7 3h10l3 3v15H4V3zM8 9h8M8 13h8M8 17h5"/>',
 };
@@ -23,6 +28,8 @@ const NAV: readonly [Section, string, string][] = [
   ["failures", "Failures", "/failures"],
   ["schedules", "Schedules", "/schedules"],
   ["workflows", "Workflows", "/workflows"],
+  ["promises", "Promises", "/promises"],
+  ["promiseSchedules", "Promise schedules", "/promise-schedules"],
   ["observers", "Observers", "/observers"],
   ["audit", "Audit log", "/audit"],
 ];
@@ -43,6 +50,8 @@ export interface Frame {
   /** Dead-lettered + quarantined, for the sidebar badge. */
   readonly failures: number | null;
   readonly executing: number | null;
+  /** The server has a promise store: the navigation shows its pages. */
+  readonly promises: boolean;
 }
 
 // Confirmation before every operator action (the server refuses a POST without `_confirmed`),
@@ -108,7 +117,7 @@ function icon(section: Section): SafeHtml {
 
 /** A whole dashboard page: sidebar, top bar, flash, content. */
 export function page(frame: Frame, content: HtmlValue): SafeHtml {
-  const nav = NAV.map(([section, label, href]) => {
+  const nav = NAV.filter(([section]) => frame.promises || !PROMISE_SECTIONS.has(section)).map(([section, label, href]) => {
     const count =
       section === "failures" && frame.failures
         ? html`<span class="cnt bad">${frame.failures}</span>`

@@ -17,13 +17,27 @@ export function refusal(c: Context<DashboardEnv>, status: 400 | 403 | 404 | 413,
   return c.html(body.value, status, headers);
 }
 
+/** Whether percent-encoded text decodes as UTF-8 (a lone surrogate's bytes, `%ED%A0%80`, do not). */
+function decodes(encoded: string): boolean {
+  try {
+    decodeURIComponent(encoded);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Refuses (400) a path or query holding text no store can hold (NUL, lone surrogates): pages
  * pass path segments and filters to the store, which would refuse them anyway, as an error the
- * page cannot show.
+ * page cannot show. A lone surrogate can only come percent-encoded as bytes that are not UTF-8,
+ * which the router would otherwise pass on undecoded, as if they were the id's own characters.
  */
 export function refuseUnstorableText(): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
+    const url = new URL(c.req.url);
+    const raw = [url.pathname, ...url.search.slice(1).split("&").flatMap((pair) => pair.split("="))];
+    if (!raw.every(decodes)) return refusal(c, 400, "The address is malformed: its text is not UTF-8 (a lone UTF-16 surrogate, or bytes that are not text).");
     const parts = [c.req.path, ...Object.entries(c.req.queries()).flatMap(([key, values]) => [key, ...values])];
     const problem = parts.map((part) => textProblem(part)).find((p) => p !== null);
     if (problem !== undefined && problem !== null) return refusal(c, 400, `The address is malformed: its text ${problem}.`);

@@ -165,6 +165,13 @@ input.limit{width:72px}
 .head{display:flex;align-items:center;gap:12px;flex-wrap:wrap}
 .head .id{font-family:var(--mono);font-size:15px;font-weight:600}
 .head .acts{margin-left:auto;display:flex;gap:8px}
+.head .id{min-width:0;overflow-wrap:anywhere}
+/* durable promises */
+.addr{display:inline-block;max-width:280px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}
+.kv .addr{max-width:100%}
+.edges .mono{overflow-wrap:anywhere}
+.kv.small{grid-template-columns:120px minmax(0,1fr);gap:4px 12px;margin-bottom:8px}
+div.spaced,.cols.spaced{margin-top:14px}
 pre.json{margin:0;padding:12px 14px;background:#0f172a;color:#e2e8f0;border-radius:6px;overflow:auto;max-height:360px;font-size:12px;line-height:1.5}
 pre.trace{margin:6px 0 0;padding:10px 12px;background:#fff7f7;border:1px solid #f5d0d0;color:#7f1d1d;border-radius:6px;overflow:auto;max-height:260px;white-space:pre-wrap}
 .locked{display:flex;gap:10px;align-items:center;padding:12px 14px;border:1px dashed var(--border-strong);border-radius:6px;color:var(--muted);background:#fcfcfd}

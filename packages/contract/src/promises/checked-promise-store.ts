@@ -294,6 +294,7 @@ export class CheckedPromiseStore implements PromiseStore {
     return {
       promise: promiseRecord(rows.promise, now),
       task: rows.task === null ? null : taskRecord(rows.task, rows.promise, now),
+      taskTimerAt: rows.task?.timerAt ?? null,
       awaiters: sorted(rows.awaiters),
       awaiting: sorted(rows.awaiting),
       listeners: sorted(rows.listeners),

@@ -98,6 +98,8 @@ export interface PromiseSnapshot {
 export interface PromiseDetail {
   readonly promise: PromiseRecord;
   readonly task: TaskRecord | null;
+  /** The task's one timer: its lease's end while acquired, its next dispatch while pending; else `null`. */
+  readonly taskTimerAt: Instant | null;
   /** Tasks waiting on this promise. */
   readonly awaiters: readonly string[];
   /** Promises this promise's task waits on. */

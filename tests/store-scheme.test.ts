@@ -12,6 +12,7 @@ const STORES = [
   { name: "memory", ops: "ops", sql: false },
   { name: "sqlite", ops: "sql", sql: true },
   { name: "postgres", ops: "sql", sql: true },
+  { name: "sqlserver", ops: "sql", sql: true },
 ] as const;
 
 /** The operation files of the scheme, in every store. */

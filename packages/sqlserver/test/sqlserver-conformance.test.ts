@@ -1,0 +1,66 @@
+import type { JobStore } from "@belay/contract";
+import { type CreateStoreOptions, runStoreConformance } from "@belay/conformance";
+import { afterAll, beforeAll, describe } from "vitest";
+import { type MssqlPool, type MssqlTransaction, SqlServerStore } from "../src/index.js";
+import { dropSchema, randomSchema, sqlServerTarget, testPool } from "./target.js";
+
+// Every clause of the Storage Contract against a real SQL Server (BELAY_TEST_MSSQL_URL, or a
+// container). Without one the whole file is skipped; the global setup has said so, loudly, once.
+const target = sqlServerTarget();
+const url = target.url;
+
+describe.skipIf(url === undefined)(`sqlserver conformance (${target.reason})`, () => {
+  let pool: MssqlPool;
+  let appPool: MssqlPool;
+  const options = new WeakMap<JobStore, CreateStoreOptions>();
+
+  beforeAll(async () => {
+    pool = await testPool(url!, 20);
+    // Caller transactions come from a pool of their own, as an application's would.
+    appPool = await testPool(url!, 10);
+  });
+
+  afterAll(async () => {
+    await pool?.close();
+    await appPool?.close();
+  });
+
+  runStoreConformance({
+    name: "sqlserver",
+    createStore: async (storeOptions) => {
+      const store = new SqlServerStore({ pool, schema: randomSchema("conf"), ...storeOptions });
+      await store.migrate();
+      options.set(store, storeOptions);
+      return store;
+    },
+    destroyStore: async (store) => {
+      await store.close();
+      await dropSchema(pool, (store as SqlServerStore).schema);
+    },
+    hooks: {
+      beginTransaction: async () => {
+        const tx: MssqlTransaction = appPool.transaction();
+        await tx.begin();
+        let finished = false;
+        const finish = async (how: "commit" | "rollback") => {
+          if (finished) return;
+          finished = true;
+          await (how === "commit" ? tx.commit() : tx.rollback());
+        };
+        // Once the transaction is over, the executor runs in autocommit on the pool, as a driver
+        // does after its transaction ended: the store must see that no transaction is open.
+        const executor = {
+          query: async (sql: string, values: readonly unknown[]) => {
+            const request = finished ? appPool.request() : tx.request();
+            values.forEach((value, i) => request.input(String(i + 1), value));
+            return [...((await request.query(sql)).recordset ?? [])];
+          },
+        };
+        return { tx, executor, commit: () => finish("commit"), rollback: () => finish("rollback") };
+      },
+      // A second process: its own pool, the same schema, the same options.
+      openPeer: async (store) =>
+        new SqlServerStore({ connectionString: url!, maxConnections: 4, schema: (store as SqlServerStore).schema, ...options.get(store) }),
+    },
+  });
+});

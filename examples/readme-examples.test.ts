@@ -6,11 +6,11 @@
 // running a while later, and exit 0 after SIGTERM; the others must exit 0 on their own.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresTarget } from "../packages/conformance/src/postgres-target.js";
+import { ExampleDatabases } from "./support/databases.js";
 import { type FreshProject, baseCached, freshProject, registryAnswers } from "./support/fresh-project.js";
 import { type ReadmeExample, publicPackages, readmeExamples } from "./support/readme-examples.js";
 import { exampleFile, runExample } from "./support/run-example.js";
@@ -44,35 +44,23 @@ interface Run {
   readonly example: ReadmeExample;
   readonly env: { readonly name: string; readonly value: string } | undefined;
 }
+// `sqlserver` stands for a SQL Server database's URL: only BELAY_TEST_MSSQL_URL gives one (no
+// SQL Server runs here), so without it those runs are left out, loudly, rather than skipped.
+const mssqlUrl = process.env["BELAY_TEST_MSSQL_URL"];
 const runs: Run[] = examples.flatMap((example): Run[] =>
   example.env === undefined ? [{ example, env: undefined }] : example.env.values.map((value) => ({ example, env: { name: example.env!.name, value } })),
-);
+).filter((run) => {
+  if (run.env?.value !== "sqlserver" || mssqlUrl !== undefined) return true;
+  console.warn(`[examples] NOT RUN: ${run.example.name} (${run.example.readme}:${run.example.line}) needs a SQL Server; set BELAY_TEST_MSSQL_URL to run it.`);
+  return false;
+});
 const needsPostgres = (run: Run) => run.env?.value === "postgres";
 const title = ({ example, env }: Run) => `${example.name} (${example.readme}:${example.line})${env ? ` with ${env.name}=${env.value}` : ""}`;
 
 describe.skipIf(noRegistry !== undefined)(`README examples, in a fresh project${noRegistry ? ` (SKIPPED: ${noRegistry})` : ""}`, () => {
   let project: FreshProject;
   let runsDir: string;
-  const databases: string[] = [];
-  const pg = createRequire(new URL("../packages/postgres/package.json", import.meta.url))("pg") as {
-    Client: new (config: { connectionString: string | undefined }) => { connect(): Promise<unknown>; query(sql: string, values?: unknown[]): Promise<unknown>; end(): Promise<unknown> };
-  };
-
-  /** A database of its own for one run, on the project's PostgreSQL: its URL. */
-  async function freshDatabase(name: string): Promise<string> {
-    const database = `belay_example_${name.replace(/\W/g, "_")}_${randomBytes(4).toString("hex")}`;
-    const client = new pg.Client({ connectionString: postgres.url });
-    await client.connect();
-    try {
-      await client.query(`CREATE DATABASE "${database}"`);
-    } finally {
-      await client.end();
-    }
-    databases.push(database);
-    const url = new URL(postgres.url!);
-    url.pathname = `/${database}`;
-    return url.toString();
-  }
+  const databases = new ExampleDatabases(postgres.url);
 
   beforeAll(async () => {
     const started = performance.now();
@@ -84,17 +72,7 @@ describe.skipIf(noRegistry !== undefined)(`README examples, in a fresh project${
 
   afterAll(async () => {
     if (runsDir !== undefined) rmSync(runsDir, { recursive: true, force: true });
-    if (databases.length === 0 || postgres.url === undefined) return;
-    const client = new pg.Client({ connectionString: postgres.url });
-    await client.connect();
-    try {
-      for (const database of databases) {
-        await client.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", [database]);
-        await client.query(`DROP DATABASE IF EXISTS "${database}"`);
-      }
-    } finally {
-      await client.end();
-    }
+    await databases.dropAll();
   });
 
   describe.concurrent("each example runs as written", () => {
@@ -102,7 +80,7 @@ describe.skipIf(noRegistry !== undefined)(`README examples, in a fresh project${
       const skipped = needsPostgres(run) && postgres.url === undefined;
       it.skipIf(skipped)(`${title(run)}${skipped ? ` (SKIPPED: ${postgres.reason})` : ""}`, async () => {
         const env: Record<string, string> = {};
-        if (run.env !== undefined) env[run.env.name] = needsPostgres(run) ? await freshDatabase(run.example.name) : run.env.value;
+        if (run.env !== undefined) env[run.env.name] = needsPostgres(run) ? await databases.create(run.example.name) : run.env.value === "sqlserver" ? mssqlUrl! : run.env.value;
         const folder = `${run.example.name}${run.env ? `-${run.env.value.replace(/\W+/g, "-").replace(/^-|-$/g, "")}` : ""}`;
         await runExample(run.example, project, join(runsDir, folder), env);
       });

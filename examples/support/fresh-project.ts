@@ -2,7 +2,7 @@ import { execFile, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { PublicPackage } from "./readme-examples.js";
 
 // ONE fresh npm project ("type": "module") holding the packed public packages and what the
@@ -41,7 +41,53 @@ function run(cmd: string, args: readonly string[], options: { cwd: string; env?:
   });
 }
 
-const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+export const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Whether a process of this machine is alive. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Runs `fn` while holding the lock `name` of the cache, so that the test files of this project,
+ * which run at the same time, do not build, or compile better-sqlite3, twice at once: the second
+ * waits, then finds the work done. A lock whose holder died is taken over.
+ */
+async function withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const cache = examplesCache();
+  mkdirSync(cache, { recursive: true });
+  const lock = join(cache, `.lock-${name}`);
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, "pid"), String(process.pid));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      let holder = Number.NaN;
+      try {
+        holder = Number(readFileSync(join(lock, "pid"), "utf8"));
+      } catch {
+        // being created or removed right now
+      }
+      const ageMs = existsSync(lock) ? Date.now() - statSync(lock).mtimeMs : 0;
+      if ((Number.isInteger(holder) && !alive(holder)) || (Number.isNaN(holder) && ageMs > 10_000)) rmSync(lock, { recursive: true, force: true });
+      else await sleep(250);
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
 
 /** The newest modification time of the files under `path` (0 when it does not exist). */
 function newest(path: string, skip: (name: string) => boolean = () => false): number {
@@ -55,7 +101,11 @@ function newest(path: string, skip: (name: string) => boolean = () => false): nu
  * Builds the packages whose dist/ is missing or older than their sources (CI builds before it
  * tests, so there this finds nothing to do; locally it keeps the packed code the checked-out code).
  */
-async function ensureBuilt(root: string, packages: readonly PublicPackage[], steps: string[]): Promise<void> {
+export async function ensureBuilt(root: string, packages: readonly PublicPackage[], steps: string[]): Promise<void> {
+  await withLock("build", () => buildStale(root, packages, steps));
+}
+
+async function buildStale(root: string, packages: readonly PublicPackage[], steps: string[]): Promise<void> {
   const stale = packages.filter((p) => {
     const built = newest(join(p.dir, "dist"));
     const sources = Math.max(newest(join(p.dir, "src"), (n) => n.endsWith(".test.ts")), newest(join(p.dir, "package.json")), newest(join(p.dir, "tsup.config.ts")));
@@ -68,7 +118,7 @@ async function ensureBuilt(root: string, packages: readonly PublicPackage[], ste
 }
 
 /** `pnpm pack` of every package into `into`: name → tarball path. */
-async function pack(packages: readonly PublicPackage[], into: string, steps: string[]): Promise<Map<string, string>> {
+export async function pack(packages: readonly PublicPackage[], into: string, steps: string[]): Promise<Map<string, string>> {
   const started = performance.now();
   const tarballs = new Map<string, string>();
   for (const p of packages) {
@@ -83,7 +133,7 @@ async function pack(packages: readonly PublicPackage[], into: string, steps: str
 }
 
 /** A dependency's version spec as the workspace declares it (the examples use the same versions). */
-function workspaceSpec(root: string, name: string, from: readonly string[]): string {
+export function workspaceSpec(root: string, name: string, from: readonly string[]): string {
   for (const dir of from) {
     const json = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8")) as Record<string, Record<string, string> | undefined>;
     const spec = json["devDependencies"]?.[name] ?? json["dependencies"]?.[name];
@@ -102,6 +152,8 @@ export function registryDependencies(root: string, packages: readonly PublicPack
     zod: workspaceSpec(root, "zod", ["packages/core"]),
     pg: workspaceSpec(root, "pg", ["packages/postgres"]),
     "better-sqlite3": workspaceSpec(root, "better-sqlite3", ["packages/sqlite"]),
+    // @belay/sqlserver's peer, at the workspace's version (npm would take the newest 12.x).
+    mssql: workspaceSpec(root, "mssql", ["packages/sqlserver"]),
     kysely: workspaceSpec(root, "kysely", ["packages/kysely"]),
     tsx: workspaceSpec(root, "tsx", ["apps/worker"]),
     vitest: workspaceSpec(root, "vitest", ["."]),
@@ -132,10 +184,10 @@ function npmEnv(): NodeJS.ProcessEnv {
   };
 }
 
-function packageJson(dependencies: Record<string, string>, overrides: Record<string, string> = {}): string {
+function packageJson(dependencies: Record<string, string>, overrides: Record<string, string> = {}, name = "belay-readme-examples"): string {
   return `${JSON.stringify(
     {
-      name: "belay-readme-examples",
+      name,
       private: true,
       type: "module",
       dependencies,
@@ -157,11 +209,17 @@ const fileHash = (path: string) => createHash("sha256").update(readFileSync(path
  */
 async function cachedFolder(cache: string, name: string, fill: (dir: string) => Promise<void>): Promise<{ dir: string; made: boolean }> {
   const dir = join(cache, name);
-  if (existsSync(join(dir, ".complete"))) {
+  const cached = () => {
+    if (!existsSync(join(dir, ".complete"))) return false;
     const now = new Date();
     utimesSync(dir, now, now); // recently used: kept by prune()
-    return { dir, made: false };
-  }
+    return true;
+  };
+  if (cached()) return { dir, made: false };
+  return withLock(name, async () => (cached() ? { dir, made: false } : fillFolder(cache, name, dir, fill)));
+}
+
+async function fillFolder(cache: string, name: string, dir: string, fill: (dir: string) => Promise<void>): Promise<{ dir: string; made: boolean }> {
   const temp = join(cache, `.tmp-${name}-${process.pid}-${randomBytes(4).toString("hex")}`);
   mkdirSync(temp, { recursive: true });
   try {
@@ -211,15 +269,10 @@ export async function freshProject(root: string, packages: readonly PublicPackag
   try {
     const tarballs = await pack(packages, packed, steps);
     const registry = registryDependencies(root, packages);
-    let started = performance.now();
-    const baseName = baseNameFor(root, packages);
-    const base = await cachedFolder(cache, baseName, async (dir) => {
-      writeFileSync(join(dir, "package.json"), packageJson(registry));
-      await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: dir, env: npmEnv() });
-    });
-    steps.push(base.made ? `installed the registry packages (${Object.keys(registry).join(", ")}) in ${seconds(started)}` : `registry packages cached (${baseName})`);
+    const base = await baseLayer(root, packages, steps);
+    const baseName = base.name;
 
-    started = performance.now();
+    const started = performance.now();
     const tarballKey = [...tarballs].map(([name, path]) => `${name}=${fileHash(path)}`).join(" ");
     const projectName = `project-${hash(baseName, tarballKey)}`;
     const project = await cachedFolder(cache, projectName, async (dir) => {
@@ -242,11 +295,105 @@ export async function freshProject(root: string, packages: readonly PublicPackag
     steps.push(project.made ? `installed the tarballs into a copy of the base in ${seconds(started)} (${projectName})` : `tarballs unchanged: project cached (${projectName})`);
 
     prune(cache, "project-", projectName, 3);
-    prune(cache, "base-", baseName, 2);
     return { dir: project.dir, bin: (name) => join(project.dir, "node_modules", ".bin", name), steps };
   } finally {
     rmSync(packed, { recursive: true, force: true });
   }
+}
+
+/**
+ * The registry layer of the README examples' project: every registry package the examples and
+ * the public packages need, installed once (better-sqlite3 is compiled here).
+ */
+export async function baseLayer(root: string, packages: readonly PublicPackage[], steps: string[]): Promise<{ dir: string; name: string }> {
+  const cache = examplesCache();
+  mkdirSync(cache, { recursive: true });
+  const registry = registryDependencies(root, packages);
+  const started = performance.now();
+  const name = baseNameFor(root, packages);
+  const base = await cachedFolder(cache, name, async (dir) => {
+    writeFileSync(join(dir, "package.json"), packageJson(registry));
+    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: dir, env: npmEnv() });
+  });
+  steps.push(base.made ? `installed the registry packages (${Object.keys(registry).join(", ")}) in ${seconds(started)}` : `registry packages cached (${name})`);
+  prune(cache, "base-", name, 2);
+  return { dir: base.dir, name };
+}
+
+/** A project as a user makes it: `npm install` of what a README's install lines name. */
+export interface InstallScenario {
+  /** Folder prefix in the cache (kebab-case). */
+  readonly name: string;
+  /** What is installed: `@belay/*` from the tarballs, anything else from the registry at the workspace's version. */
+  readonly packages: readonly string[];
+}
+
+/**
+ * A fresh npm project that installs only `scenario.packages`: the `@belay/*` ones from the
+ * tarballs, and every `@belay/*` package they depend on from the tarballs too (npm `overrides`,
+ * so nothing named `@belay/*` ever comes from the registry). It is installed in an empty folder,
+ * except when it installs better-sqlite3: then it starts from a copy of the README examples'
+ * registry layer (whose better-sqlite3 is compiled already) and `npm install` prunes everything
+ * the scenario does not name, so its `node_modules` is what a fresh install makes. Cached by the
+ * tarballs' hashes.
+ */
+export async function scenarioProject(
+  root: string,
+  scenario: InstallScenario,
+  tarballs: ReadonlyMap<string, string>,
+  libraries: readonly PublicPackage[],
+  steps: string[],
+): Promise<FreshProject> {
+  const cache = examplesCache();
+  mkdirSync(cache, { recursive: true });
+  const manifests = new Map<string, Record<string, unknown>>();
+  for (const dir of workspaceDirs(root)) {
+    const json = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Record<string, unknown>;
+    manifests.set(json["name"] as string, json);
+  }
+  // The @belay/* packages the scenario installs, with their @belay/* dependencies (not their peers).
+  const closure = new Set<string>();
+  const visit = (name: string) => {
+    if (closure.has(name)) return;
+    if (!tarballs.has(name)) throw new Error(`${scenario.name}: no tarball for ${name} (packed: ${[...tarballs.keys()].join(", ")})`);
+    closure.add(name);
+    for (const dep of Object.keys((manifests.get(name)?.["dependencies"] ?? {}) as Record<string, string>)) if (dep.startsWith("@belay/")) visit(dep);
+  };
+  const dependencies: Record<string, string> = {};
+  for (const name of scenario.packages) {
+    if (name.startsWith("@belay/")) visit(name);
+    else dependencies[name] = workspaceSpec(root, name, workspaceDirs(root).map((d) => d.slice(root.length)));
+  }
+  const file = (name: string) => `file:./tarballs/${basename(tarballs.get(name)!)}`;
+  const overrides = Object.fromEntries([...closure].sort().map((name) => [name, file(name)]));
+  for (const name of scenario.packages) if (name.startsWith("@belay/")) dependencies[name] = file(name);
+  const native = "better-sqlite3" in dependencies;
+  const base = native ? await baseLayer(root, libraries, steps) : undefined;
+  const started = performance.now();
+  const key = hash(LAYOUT, base?.name ?? "empty", JSON.stringify(dependencies), ...[...closure].sort().map((n) => `${n}=${fileHash(tarballs.get(n)!)}`));
+  const name = `install-${scenario.name}-${key}`;
+  const project = await cachedFolder(cache, name, async (dir) => {
+    if (base !== undefined) {
+      cpSync(base.dir, dir, { recursive: true, verbatimSymlinks: true });
+      for (const leftover of [".complete", "package-lock.json"]) rmSync(join(dir, leftover), { force: true });
+    }
+    mkdirSync(join(dir, "tarballs"));
+    for (const name of closure) copyFileSync(tarballs.get(name)!, join(dir, "tarballs", basename(tarballs.get(name)!)));
+    writeFileSync(join(dir, "package.json"), packageJson(dependencies, overrides, `belay-install-${scenario.name}`));
+    await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: dir, env: npmEnv() });
+  });
+  steps.push(project.made ? `${scenario.name}: installed ${scenario.packages.join(" ")} in ${seconds(started)}` : `${scenario.name}: tarballs unchanged, project cached (${name})`);
+  prune(cache, `install-${scenario.name}-`, name, 2);
+  return { dir: project.dir, bin: (bin) => join(project.dir, "node_modules", ".bin", bin), steps };
+}
+
+/** Every workspace package folder (packages/*, apps/*, bench), absolute, with a trailing "/" removed. */
+function workspaceDirs(root: string): string[] {
+  const dirs = [root];
+  for (const folder of ["packages", "apps"]) {
+    for (const entry of readdirSync(join(root, folder))) if (existsSync(join(root, folder, entry, "package.json"))) dirs.push(join(root, folder, entry));
+  }
+  return dirs;
 }
 
 /** Whether the npm registry answers (for the skip reason when it does not). */

@@ -12,7 +12,8 @@ import { join, relative } from "node:path";
 // `prints` clauses: each must appear, in any order),
 // `runs until stopped` (a worker: it must keep running until SIGTERM, then exit 0; otherwise it
 // must exit 0 on its own), `env NAME=value | value…` (one run per value; the value `postgres`
-// stands for a fresh PostgreSQL database's URL), `vitest` (a test file, run with `vitest run`).
+// stands for a fresh PostgreSQL database's URL, `sqlserver` for BELAY_TEST_MSSQL_URL: without it that
+// run is left out with a warning), `vitest` (a test file, run with `vitest run`).
 
 /** One marked example of a README. */
 export interface ReadmeExample {
@@ -30,16 +31,17 @@ export interface ReadmeExample {
   readonly env: { readonly name: string; readonly values: readonly string[] } | undefined;
 }
 
-/** A public (not private) package of `packages/*`. */
+/** A public (not private) package of `packages/*` or `apps/*`. */
 export interface PublicPackage {
   readonly name: string;
   readonly dir: string;
   readonly json: Record<string, unknown>;
 }
 
-export function publicPackages(root: string): PublicPackage[] {
-  return readdirSync(join(root, "packages"))
-    .map((entry) => join(root, "packages", entry))
+/** The public packages of `packages/*` (the libraries, each of whose READMEs marks an example). */
+export function publicPackages(root: string, folder: "packages" | "apps" = "packages"): PublicPackage[] {
+  return readdirSync(join(root, folder))
+    .map((entry) => join(root, folder, entry))
     .filter((dir) => existsSync(join(dir, "package.json")))
     .map((dir) => ({ dir, json: JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Record<string, unknown> }))
     .filter(({ json }) => json["private"] !== true)
@@ -95,4 +97,45 @@ export function readmeExamples(root: string): { examples: ReadmeExample[]; readm
   const readmes = ["README.md", ...publicPackages(root).map((p) => join(relative(root, p.dir), "README.md"))];
   const examples = readmes.filter((r) => existsSync(join(root, r))).flatMap((r) => examplesOf(root, r));
   return { examples, readmes };
+}
+
+/** Every package this repository publishes: the public packages of `packages/*` and `apps/*` (the CLIs). */
+export function publishedPackages(root: string): PublicPackage[] {
+  return [...publicPackages(root, "packages"), ...publicPackages(root, "apps")];
+}
+
+/**
+ * The packages a README's install lines name (`pnpm add`, `npm install`, `npm i`, `yarn add` in a
+ * shell block, also after a `# or:`), without versions and flags, in order.
+ */
+export function installedByReadme(root: string, path: string): string[] {
+  const names: string[] = [];
+  let inShell = false;
+  for (const line of readFileSync(join(root, path), "utf8").split("\n")) {
+    if (line.startsWith("```")) {
+      inShell = !inShell && /^```(sh|bash|shell|console)\s*$/.test(line);
+      continue;
+    }
+    if (!inShell) continue;
+    for (const command of line.matchAll(/(?:pnpm add|npm install|npm i|yarn add)((?:\s+[^\s#]+)+)/g)) {
+      for (const arg of command[1]!.trim().split(/\s+/)) {
+        if (arg.startsWith("-")) continue;
+        const name = arg.replace(/^(@?[^@]+)@.*$/, "$1");
+        if (!names.includes(name)) names.push(name);
+      }
+    }
+  }
+  return names;
+}
+
+/** The packages an example imports (bare specifiers, as package names; `node:` builtins left out). */
+export function importedByExample(example: ReadmeExample): string[] {
+  const code = example.code.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[\s;{}])\/\/.*$/gm, "$1");
+  const names = new Set<string>();
+  for (const match of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["']([^"'.][^"']*)["']/g)) {
+    const specifier = match[1]!;
+    if (specifier.startsWith("node:")) continue;
+    names.add(specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!);
+  }
+  return [...names];
 }

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // belay-worker: the command line on @belay/host. Flags and signals live here; everything a
 // host does (store URL, jobs module, groups, metrics, health, graceful stop) lives there.
 import { isBelayError } from "@belay/contract";

@@ -80,7 +80,7 @@ async function listen(
 }
 
 describe("delivery to pollers", () => {
-  it("an execute reaches a poller of the target's group at once after the write; uni reaches only its own id; any@group/id prefers that id", async () => {
+  it("an execute reaches a poller of the target's group at once after the write (the store's hint wakes the drain); uni reaches only its own id; any@group/id prefers that id", async () => {
     const { listener, send, server, store } = await listen();
     const w1 = await connect(listener.url, "workers", "w1");
     const w2 = await connect(listener.url, "workers", "w2");
@@ -108,8 +108,8 @@ describe("delivery to pollers", () => {
     await until("an empty outbox", async () => ((await store.snapshot(Date.now())).outbox.length === 0 ? true : undefined));
   });
 
-  it("a message sent before its poller connects is delivered once it does (after the take lease)", async () => {
-    const { listener, send, server } = await listen({ outboxIntervalMs: 50, outboxLeaseMs: 200 });
+  it("a message sent before its poller connects is delivered once it does", async () => {
+    const { listener, send, server } = await listen({ outboxLeaseMs: 60_000 });
     await send("promise.create", { id: "early", timeoutAt: Date.now() + 60_000, tags: { "resonate:target": "poll://any@late" } });
     await new Promise((r) => setTimeout(r, 100));
     const late = await connect(listener.url, "late", "l1");
@@ -130,30 +130,76 @@ describe("delivery to pollers", () => {
 describe("the outbox drain", () => {
   const target = "poll://any@nobody";
 
-  it("leaves a message nobody can take in the outbox; takes it again once its lease lapses", async () => {
+  /** A poller of the hub that answers `send` with `ok` (one that fails leaves the hub, as an SSE poller does). */
+  const fakePoller = (h: PromiseHarness, group: string, id: string, ok: boolean) => {
+    const sent: any[] = [];
+    const poller = {
+      group,
+      id,
+      send: async (data: string) => {
+        if (!ok) {
+          poller.close();
+          return false;
+        }
+        sent.push(JSON.parse(data));
+        return true;
+      },
+      close: () => h.server.pollers.remove(poller),
+    };
+    h.server.pollers.add(poller);
+    return { poller, sent };
+  };
+
+  it("takes only what its pollers and push targets can take: a message for nobody stays untaken; a sweep hands it back at once", async () => {
     const h = await open({ outboxLeaseMs: 1_000 });
     await h.send("promise.create", { id: "p", timeoutAt: h.clock.time + 60_000, tags: { "resonate:target": target } });
-    expect(await h.server.drain.drainOnce()).toEqual({ taken: 1, delivered: 0, dropped: 0 });
-    expect((await h.store.snapshot(h.clock.time)).outbox).toHaveLength(1);
-    expect((await h.server.drain.drainOnce()).taken).toBe(0);
-    h.clock.time += 1_000;
-    expect((await h.server.drain.drainOnce()).taken).toBe(1);
+    expect(await h.server.drain.drainOnce()).toEqual({ taken: 0, delivered: 0, dropped: 0, released: 0 });
+    expect(await h.server.drain.sweep()).toEqual({ taken: 1, delivered: 0, dropped: 0, released: 1 });
+    const [message] = (await h.store.describePromise("p", h.clock.time))!.messages;
+    expect(message).toMatchObject({ kind: "execute", address: target, availableAt: h.clock.time, takes: 1 });
+    // A poller of the group connects: the next pass takes the message (no lease to wait out).
+    const { sent } = fakePoller(h, "nobody", "n1", true);
+    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, delivered: 1 });
+    expect(sent.map((m) => m.data.task.id)).toEqual(["p"]);
+    expect((await h.store.snapshot(h.clock.time)).outbox).toEqual([]);
   });
 
-  it("gives up an unblock whose listener is gone after unblockGiveUpMs; drops a message to an address it cannot reach", async () => {
+  it("releases at once a message whose poller left between the take and the write, for the next poller", async () => {
+    const h = await open({ outboxLeaseMs: 60_000 });
+    fakePoller(h, "g", "leaving", false);
+    await h.send("promise.create", { id: "p", timeoutAt: h.clock.time + 120_000, tags: { "resonate:target": "poll://any@g" } });
+    expect(await h.server.drain.drainOnce()).toEqual({ taken: 1, delivered: 0, dropped: 0, released: 1 });
+    expect(h.server.pollers.size).toBe(0);
+    expect((await h.store.describePromise("p", h.clock.time))!.messages).toMatchObject([{ availableAt: h.clock.time, takes: 1 }]);
+    const { sent } = fakePoller(h, "g", "staying", true);
+    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, delivered: 1 });
+    expect(sent).toHaveLength(1);
+  });
+
+  it("gives up an unblock unblockGiveUpMs after it was written, once taken before undelivered; drops a message to an address it cannot reach", async () => {
     const h = await open({ outboxLeaseMs: 1_000, unblockGiveUpMs: 5_000 });
     await h.send("promise.create", { id: "p", timeoutAt: h.clock.time + 60_000 });
     await h.send("promise.register_listener", { awaited: "p", address: "poll://uni@client/gone" });
     await h.send("promise.settle", { id: "p", state: "resolved" });
-    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, dropped: 0 });
+    expect((await h.server.drain.drainOnce()).taken).toBe(0);
+    expect(await h.server.drain.sweep()).toMatchObject({ taken: 1, dropped: 0, released: 1 });
     h.clock.time += 2_000;
-    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, dropped: 0 });
-    h.clock.time += 4_000;
-    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, dropped: 1 });
+    expect(await h.server.drain.sweep()).toMatchObject({ taken: 1, dropped: 0, released: 1 });
+    h.clock.time += 3_000;
+    expect(await h.server.drain.sweep()).toMatchObject({ taken: 1, dropped: 1 });
     expect((await h.store.snapshot(h.clock.time)).outbox).toEqual([]);
 
+    // Old, but never taken before (every server was down meanwhile): offered once more first.
+    await h.send("promise.create", { id: "q", timeoutAt: h.clock.time + 60_000 });
+    await h.send("promise.register_listener", { awaited: "q", address: "poll://uni@client/gone" });
+    await h.send("promise.settle", { id: "q", state: "resolved" });
+    h.clock.time += 10_000;
+    expect(await h.server.drain.sweep()).toMatchObject({ taken: 1, dropped: 0, released: 1 });
+    expect(await h.server.drain.sweep()).toMatchObject({ taken: 1, dropped: 1 });
+
     await h.send("promise.create", { id: "b", timeoutAt: h.clock.time + 60_000, tags: { "resonate:target": "bash://run-it" } });
-    expect(await h.server.drain.drainOnce()).toMatchObject({ taken: 1, dropped: 1 });
+    expect((await h.server.drain.drainOnce()).taken).toBe(0);
+    expect(await h.server.drain.sweep()).toMatchObject({ taken: 1, dropped: 1 });
     expect((await h.store.snapshot(h.clock.time)).outbox).toEqual([]);
   });
 

@@ -307,17 +307,22 @@ describe("envelope: store faults", () => {
     expect(bug.body).toEqual({ kind: "promise.get", head: { corrId: "b2", status: 500, version: VERSION }, data: "internal server error" });
   });
 
-  it("/ready answers 503 while the store does not answer, /health 200", async () => {
+  it("/ready answers 503 while the store does not answer its ping (an error, or nothing within 2 s), /health 200", async () => {
     const store = new MemoryPromiseStore();
     const h = await open({ store });
     expect((await h.request("GET", "/ready")).status).toBe(200);
     expect((await h.request("GET", "/health")).status).toBe(200);
-    store.dueSchedules = async () => {
+    store.ping = async () => {
       throw new TransientStoreError("down");
     };
     const ready = await h.request("GET", "/ready");
     expect(ready.status).toBe(503);
-    expect(await ready.json()).toMatchObject({ status: "unavailable" });
+    expect(await ready.json()).toMatchObject({ status: "unavailable", error: expect.stringContaining("down") });
+    store.ping = () => new Promise(() => {});
+    const hung = await h.request("GET", "/ready");
+    expect(hung.status).toBe(503);
+    expect(await hung.json()).toMatchObject({ status: "unavailable", error: expect.stringContaining("no answer") });
+    expect((await h.request("GET", "/health")).status).toBe(200);
   });
 });
 

@@ -1,8 +1,9 @@
 import { createRequire } from "node:module";
-import type { JobStore } from "@belay/contract";
+import type { JobStore, PromiseStore } from "@belay/contract";
 import { postgresTarget, randomSchemaName } from "@belay/conformance";
-import { PostgresStore } from "@belay/postgres";
-import { SqliteStore } from "@belay/sqlite";
+import { MemoryPromiseStore } from "@belay/memory";
+import { PostgresPromiseStore, PostgresStore } from "@belay/postgres";
+import { SqlitePromiseStore, SqliteStore } from "@belay/sqlite";
 
 /** The part of `pg` these tests use (typed here: the server has no `@types/pg`). */
 interface PgPool {
@@ -67,4 +68,66 @@ export async function storeTargets(file: string): Promise<readonly StoreTarget[]
     },
   };
   return [sqlite, postgres];
+}
+
+/** One promise store kind, as {@link StoreTarget} is for job stores. */
+export interface PromiseStoreTarget {
+  readonly name: "memory" | "sqlite" | "postgres";
+  readonly available: boolean;
+  readonly reason: string;
+  /** A fresh, migrated promise store (SQLite in memory; PostgreSQL in a schema of its own). */
+  create(): Promise<PromiseStore>;
+  destroy(store: PromiseStore): Promise<void>;
+  end(): Promise<void>;
+}
+
+/** Promise stores for the test file `file`: memory (only with `memory: true`), SQLite and PostgreSQL. */
+export async function promiseStoreTargets(file: string, options: { readonly memory?: boolean } = {}): Promise<readonly PromiseStoreTarget[]> {
+  const migrated = async <T extends PromiseStore>(store: T) => {
+    await store.migrate();
+    return store;
+  };
+  const memory: PromiseStoreTarget = {
+    name: "memory",
+    available: true,
+    reason: "in process",
+    create: () => migrated(new MemoryPromiseStore()),
+    destroy: (store) => store.close(),
+    end: async () => {},
+  };
+  const sqlite: PromiseStoreTarget = {
+    name: "sqlite",
+    available: true,
+    reason: "in memory",
+    create: () => migrated(new SqlitePromiseStore({ path: ":memory:" })),
+    destroy: (store) => store.close(),
+    end: async () => {},
+  };
+  const target = await postgresTarget(file);
+  const url = target.url;
+  const pool = url === undefined ? null : new pg.Pool({ connectionString: url, max: 8 });
+  pool?.on("error", () => undefined);
+  const schemas = new Map<PromiseStore, string>();
+  const postgres: PromiseStoreTarget = {
+    name: "postgres",
+    available: url !== undefined,
+    reason: target.reason,
+    async create() {
+      if (pool === null) throw new Error("no PostgreSQL");
+      const schema = randomSchemaName("promises");
+      const store = await migrated(new PostgresPromiseStore({ pool, schema }));
+      schemas.set(store, schema);
+      return store;
+    },
+    async destroy(store) {
+      await store.close();
+      await pool?.query(`DROP SCHEMA IF EXISTS "${schemas.get(store)}" CASCADE`);
+      schemas.delete(store);
+    },
+    async end() {
+      await pool?.end();
+      await target.stop();
+    },
+  };
+  return options.memory === true ? [memory, sqlite, postgres] : [sqlite, postgres];
 }

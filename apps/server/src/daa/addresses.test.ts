@@ -47,4 +47,18 @@ describe("PollHub", () => {
     expect(hub.size).toBe(0);
     expect(hub.pick({ kind: "poll", mode: "any", group: "g", id: null })).toBeNull();
   });
+
+  it("names what its pollers can take as an outbox filter: uni exactly, any@group and any@group/…, and push targets", () => {
+    const hub = new PollHub(10);
+    expect(hub.outboxFilter()).toEqual({ addresses: [], prefixes: ["http://", "https://", "HTTP://", "HTTPS://"] });
+    const a = poller("g", "a");
+    hub.add(a);
+    hub.add(poller("g", "b"));
+    hub.add(poller("h", "c"));
+    const filter = hub.outboxFilter();
+    expect([...filter.addresses].sort()).toEqual(["poll://any@g", "poll://any@h", "poll://uni@g/a", "poll://uni@g/b", "poll://uni@h/c"]);
+    expect(filter.prefixes).toEqual(expect.arrayContaining(["poll://any@g/", "poll://any@h/", "https://"]));
+    hub.remove(a);
+    expect(hub.outboxFilter().addresses).not.toContain("poll://uni@g/a");
+  });
 });

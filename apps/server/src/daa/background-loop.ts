@@ -10,11 +10,6 @@ export type LoopPass = () => Promise<boolean>;
  * monopolises the event loop or the store). Passes never overlap; a wake during a pass runs
  * another right after it (on the next turn of the event loop). A failing pass is logged and the
  * loop carries on (a busy store's `TransientStoreError` quietly: the next pass retries).
- *
- * The interval is jittered (0.5× to 1.5×): processes sharing a database then take turns at
- * what falls due. Without it each process's passes keep the phase of its first one, and the
- * process whose take of an outbox message it cannot deliver just lapsed is always the first to
- * take it again — another process, whose poller it is for, would never get it.
  */
 export class BackgroundLoop {
   readonly name: string;
@@ -59,7 +54,7 @@ export class BackgroundLoop {
       if (this.#again) {
         this.#again = false;
         this.#schedule(0);
-      } else this.#schedule(this.#intervalMs * (0.5 + Math.random()));
+      } else this.#schedule(this.#intervalMs);
     });
   }
 

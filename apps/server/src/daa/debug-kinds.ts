@@ -1,7 +1,6 @@
 import { InvalidInputError, type Instant, MAX_INSTANT, type PromiseSnapshot, type PromiseStore } from "@belay/contract";
 import type { BackgroundLoop } from "./background-loop.js";
 import type { DebugKind } from "./envelope.js";
-import type { OutboxDrain } from "./outbox-drain.js";
 import type { TimerScan } from "./timer-scan.js";
 
 // The debug kinds, for trace checkers and differential tests, answered only in debug mode:
@@ -18,7 +17,6 @@ export interface DebugTargets {
   readonly store: PromiseStore;
   readonly loops: readonly BackgroundLoop[];
   readonly scan: TimerScan;
-  readonly drain: OutboxDrain;
 }
 
 /** `debug.snap`'s data: the reference server's snapshot shape, plus the schedules. */
@@ -53,7 +51,6 @@ export async function runDebugKind(kind: DebugKind, data: Record<string, unknown
       return {};
     case "debug.reset":
       await targets.store.reset();
-      targets.drain.forget();
       return {};
     case "debug.snap":
       return snapshotData(await targets.store.snapshot(now));

@@ -18,9 +18,6 @@ export const MAX_ENVELOPE_DEPTH = 32;
 /** Seconds a client should wait after a busy store. */
 const RETRY_AFTER = { "retry-after": "1" };
 
-/** The kinds after which the outbox may hold new messages from this process: the drain is woken at once. */
-const WRITES_MESSAGES = new Set<string>(["promise.create", "promise.settle", "promise.register_callback", "task.release", "task.fulfill", "task.fence", "task.continue", "debug.tick"]);
-
 /** What the envelope handler works with. */
 export interface EnvelopeContext {
   readonly store: PromiseStore;
@@ -31,8 +28,6 @@ export interface EnvelopeContext {
   readonly debug: boolean;
   readonly debugTargets: DebugTargets;
   readonly bodyLimitBytes: number;
-  /** Called after a request that may have queued outbox messages. */
-  readonly onMessages: () => void;
 }
 
 /** An envelope reply, and whether the connection must close (a body left unread). */
@@ -83,7 +78,6 @@ export async function handleEnvelope(ctx: EnvelopeContext, request: Request, pee
     if (isDebugKind(envelope.kind)) {
       if (!ctx.debug) return refusal(echo, 403, `${envelope.kind} needs debug mode (belay-server --debug)`);
       const data = await runDebugKind(envelope.kind, envelope.data, now, ctx.debugTargets);
-      if (WRITES_MESSAGES.has(envelope.kind)) ctx.onMessages();
       return success(echo, data);
     }
     const kind = envelope.kind as PromiseKind;
@@ -95,7 +89,6 @@ export async function handleEnvelope(ctx: EnvelopeContext, request: Request, pee
     } catch (error) {
       throw renameField(error);
     }
-    if (response.status < 400 && WRITES_MESSAGES.has(kind)) ctx.onMessages();
     return storeAnswer(echo, response, actionCorrId);
   } catch (error) {
     return errorReply(error, echo, ctx.logger);

@@ -1,4 +1,4 @@
-import type { Instant, OutboxDelivery, PromiseStore } from "@belay/contract";
+import type { Instant, OutboxDelivery, OutboxFilter, PromiseStore } from "@belay/contract";
 import type { Clock, Logger } from "@belay/core";
 import { parseAddress } from "./addresses.js";
 import type { PollHub } from "./poll-hub.js";
@@ -6,14 +6,18 @@ import type { PollHub } from "./poll-hub.js";
 // The outbox drain: takes messages from the promise store's outbox, delivers them and
 // acknowledges what was delivered. The outbox is the truth, so delivery is at least once:
 //
-// - A message whose poller is not connected here (or whose HTTP target failed) is left alone;
-//   its take lease lapses and a later pass — of this process or another sharing the database —
-//   takes it again. A lost `execute` is covered besides by its task's retry timer.
-// - An `unblock` is retried so until it is delivered or its listener is gone: no poller of its
-//   address reached for `unblockGiveUpMs` (the SDK registers its listeners again every minute,
-//   and a settled promise answers that with its record).
-// - A message to an address this server cannot deliver to (`gcps://`, `bash://`, …) is
-//   acknowledged and logged: it would never be delivered.
+// - A pass takes only what this process can deliver (`PollHub.outboxFilter()`: its pollers'
+//   addresses, and `http(s)://` targets), so processes sharing a database never hold each
+//   other's messages. A message taken for a poller that left meanwhile is released at once, for
+//   a process (or a later connection here) that has one.
+// - An HTTP push that fails keeps its take until the lease lapses: the lease is the retry's
+//   back-off. A lost `execute` is covered besides by its task's retry timer.
+// - Now and then a sweep takes every message, whoever can deliver it: it delivers what it can,
+//   drops what nobody ever will (an address this server cannot deliver to, `gcps://`,
+//   `bash://`; an `unblock` past `unblockGiveUpMs` since it was written and taken before without
+//   being delivered: its listener is gone, and the SDK registers its listeners again every
+//   minute, which a settled promise answers with its record), and releases the rest at once.
+//   What the store says of a message (`createdAt`, `takes`) decides: no process remembers.
 
 /** Options of the drain. */
 export interface OutboxDrainOptions {
@@ -29,16 +33,23 @@ export interface OutboxDrainOptions {
   readonly leaseMs?: number;
   /** Timeout of one HTTP push. Default 4 s, or 80% of a shorter lease. */
   readonly pushTimeoutMs?: number;
-  /** How long an `unblock` with nobody to take it is retried. Default 10 min. */
+  /** How long after it was written an `unblock` nobody takes is given up. Default 10 min. */
   readonly unblockGiveUpMs?: number;
+  /** How often a sweep runs. Default a tenth of `unblockGiveUpMs`, between 1 s and 1 min. */
+  readonly sweepIntervalMs?: number;
 }
 
 /** What one pass did. */
 export interface DrainPass {
   readonly taken: number;
   readonly delivered: number;
+  /** Acknowledged undelivered: nobody will ever deliver them. */
   readonly dropped: number;
+  /** Handed back at once, for another taker. */
+  readonly released: number;
 }
+
+type Outcome = "delivered" | "dropped" | "released" | "kept";
 
 /** POSTs `body` to `url`; `true` for a 2xx answer within `timeoutMs`. */
 export async function pushHttp(url: string, body: string, timeoutMs: number): Promise<boolean> {
@@ -62,8 +73,8 @@ export class OutboxDrain {
   readonly #leaseMs: number;
   readonly #pushTimeoutMs: number;
   readonly #giveUpMs: number;
-  /** Undelivered unblocks: key + address → when this process first failed to deliver it. */
-  readonly #missedSince = new Map<string, Instant>();
+  readonly #sweepIntervalMs: number;
+  #lastSweep: Instant | null = null;
 
   constructor(options: OutboxDrainOptions) {
     this.#options = options;
@@ -71,60 +82,73 @@ export class OutboxDrain {
     this.#leaseMs = options.leaseMs ?? 5_000;
     this.#pushTimeoutMs = options.pushTimeoutMs ?? Math.min(4_000, Math.max(100, Math.floor(this.#leaseMs * 0.8)));
     this.#giveUpMs = options.unblockGiveUpMs ?? 10 * 60_000;
+    this.#sweepIntervalMs = options.sweepIntervalMs ?? Math.min(60_000, Math.max(1_000, Math.floor(this.#giveUpMs / 10)));
   }
 
-  /** Takes up to one batch, delivers it, acknowledges what is done; `true` when the batch was full. */
+  /** One batch of what this process can deliver, and a sweep when one is due; `true` when the batch was full. */
   async pass(): Promise<boolean> {
-    return (await this.drainOnce()).taken >= this.#batch;
+    const drained = await this.drainOnce();
+    const now = this.#options.clock.now();
+    if (this.#lastSweep === null || now - this.#lastSweep >= this.#sweepIntervalMs || now < this.#lastSweep) {
+      this.#lastSweep = now;
+      await this.sweep();
+    }
+    return drained.taken >= this.#batch;
   }
 
-  /** One pass, with what it did. */
+  /** Takes up to one batch of what this process can deliver, delivers it, acknowledges or releases each. */
   async drainOnce(): Promise<DrainPass> {
+    return this.#run(this.#options.hub.outboxFilter());
+  }
+
+  /** Takes up to one batch of every message: delivers what it can, drops what nobody will deliver, releases the rest. */
+  async sweep(): Promise<DrainPass> {
+    return this.#run(null);
+  }
+
+  async #run(filter: OutboxFilter | null): Promise<DrainPass> {
     const { store, clock } = this.#options;
     const now = clock.now();
-    const deliveries = await store.takeOutbox({ now, max: this.#batch, leaseMs: this.#leaseMs });
-    if (deliveries.length === 0) return { taken: 0, delivered: 0, dropped: 0 };
+    const deliveries = await store.takeOutbox({ now, max: this.#batch, leaseMs: this.#leaseMs, filter });
+    if (deliveries.length === 0) return { taken: 0, delivered: 0, dropped: 0, released: 0 };
     const outcomes = await Promise.all(deliveries.map((delivery) => this.#deliver(delivery, now)));
-    const done = deliveries.filter((_, i) => outcomes[i] !== "kept");
-    if (done.length > 0) await store.acknowledgeOutbox({ deliveries: done.map(({ key, address, token }) => ({ key, address, token })) });
-    this.#prune(now);
-    return { taken: deliveries.length, delivered: outcomes.filter((o) => o === "delivered").length, dropped: outcomes.filter((o) => o === "dropped").length };
+    const ref = ({ key, address, token }: OutboxDelivery) => ({ key, address, token });
+    const done = deliveries.filter((_, i) => outcomes[i] === "delivered" || outcomes[i] === "dropped");
+    const back = deliveries.filter((_, i) => outcomes[i] === "released");
+    if (done.length > 0) await store.acknowledgeOutbox({ deliveries: done.map(ref) });
+    if (back.length > 0) await store.releaseOutbox({ deliveries: back.map(ref), now: clock.now() });
+    const count = (outcome: Outcome) => outcomes.filter((o) => o === outcome).length;
+    return { taken: deliveries.length, delivered: count("delivered"), dropped: count("dropped"), released: count("released") };
   }
 
-  /** Forgets what the drain remembers of undelivered messages (`debug.reset`). */
-  forget(): void {
-    this.#missedSince.clear();
-  }
-
-  async #deliver(delivery: OutboxDelivery, now: Instant): Promise<"delivered" | "kept" | "dropped"> {
+  async #deliver(delivery: OutboxDelivery, now: Instant): Promise<Outcome> {
     const address = parseAddress(delivery.address);
-    const miss = `${delivery.key}\n${delivery.address}`;
     if (address.kind === "unsupported") {
       this.#options.logger.warn("outbox: dropping a message to an address this server cannot deliver to", { key: delivery.key, address: delivery.address });
       return "dropped";
     }
     const body = JSON.stringify(this.#wire(delivery));
-    let delivered: boolean;
-    if (address.kind === "poll") {
-      const poller = this.#options.hub.pick(address);
-      delivered = poller !== null && (await poller.send(body));
-    } else {
-      delivered = await pushHttp(address.url, body, this.#pushTimeoutMs);
+    if (address.kind === "http") {
+      if (await pushHttp(address.url, body, this.#pushTimeoutMs)) return "delivered";
+      return this.#givenUp(delivery, now) ? "dropped" : "kept";
     }
-    if (delivered) {
-      this.#missedSince.delete(miss);
-      return "delivered";
+    const poller = this.#options.hub.pick(address);
+    if (poller !== null) {
+      if (await poller.send(body)) return "delivered";
+      // A write that failed ended the connection (its poller is gone from the hub); one that
+      // somehow stays would be picked again by every pass.
+      poller.close();
     }
-    if (delivery.message.kind !== "unblock") return "kept";
-    const since = this.#missedSince.get(miss);
-    if (since === undefined) {
-      this.#missedSince.set(miss, now);
-      return "kept";
-    }
-    if (now - since < this.#giveUpMs) return "kept";
-    this.#missedSince.delete(miss);
-    this.#options.logger.info("outbox: dropping an unblock nobody took", { key: delivery.key, address: delivery.address, sinceMs: now - since });
-    return "dropped";
+    // Nobody here can take it now (a poller that just left; in a sweep, one connected
+    // elsewhere or nowhere): hand it back at once, unless it is an unblock long given up.
+    return this.#givenUp(delivery, now) ? "dropped" : "released";
+  }
+
+  /** An `unblock` written `unblockGiveUpMs` ago and taken before without being delivered: its listener is gone. */
+  #givenUp(delivery: OutboxDelivery, now: Instant): boolean {
+    if (delivery.message.kind !== "unblock" || delivery.takes < 2 || now - delivery.createdAt < this.#giveUpMs) return false;
+    this.#options.logger.info("outbox: dropping an unblock nobody took", { key: delivery.key, address: delivery.address, ageMs: now - delivery.createdAt, takes: delivery.takes });
+    return true;
   }
 
   /** The message as it goes over the wire: `{kind, head, data}`. */
@@ -133,11 +157,5 @@ export class OutboxDrain {
     if (message.kind === "unblock") return { kind: "unblock", head: {}, data: message.data };
     const serverUrl = this.#options.serverUrl();
     return { kind: "execute", head: serverUrl === null ? {} : { serverUrl }, data: message.data };
-  }
-
-  #prune(now: Instant): void {
-    if (this.#missedSince.size < 1_000) return;
-    // Entries whose message another process delivered are never deleted by a delivery here.
-    for (const [miss, since] of this.#missedSince) if (now - since > 2 * this.#giveUpMs) this.#missedSince.delete(miss);
   }
 }

@@ -1,8 +1,13 @@
+import type { OutboxFilter } from "@belay/contract";
 import type { DeliveryAddress } from "./addresses.js";
 
 // The pollers connected to this process (`GET /poll/:group/:id`, Server-Sent Events), by group
 // and id, and the routing of `poll://` addresses to them. A bounded number of pollers: past the
 // capacity a new one is refused (503), so a flood of connections cannot exhaust the process.
+// `outboxFilter()` names what they can take, so the outbox drain takes only that.
+
+/** The push targets every process can deliver to (a `http(s)://` URL, POSTed). */
+const PUSH_PREFIXES = Object.freeze(["http://", "https://", "HTTP://", "HTTPS://"]);
 
 /** One connected poller. */
 export interface Poller {
@@ -23,6 +28,7 @@ export class PollHub {
   readonly #cursor = new Map<string, number>();
   readonly #onConnect: () => void;
   #size = 0;
+  #filter: OutboxFilter | null = null;
 
   constructor(capacity: number, onConnect: () => void = () => {}) {
     this.capacity = capacity;
@@ -42,6 +48,7 @@ export class PollHub {
     if (list === undefined) ids.set(poller.id, [poller]);
     else list.push(poller);
     this.#size++;
+    this.#filter = null;
     this.#onConnect();
     return true;
   }
@@ -53,6 +60,7 @@ export class PollHub {
     if (at < 0) return;
     list!.splice(at, 1);
     this.#size--;
+    this.#filter = null;
     if (list!.length === 0) ids!.delete(poller.id);
     if (ids!.size === 0) {
       this.#groups.delete(poller.group);
@@ -78,6 +86,24 @@ export class PollHub {
     this.#cursor.set(address.group, next + 1);
     const list = all[next]!;
     return list[list.length - 1]!;
+  }
+
+  /**
+   * The outbox messages this process can deliver now: for each connected poller (group G, id ID)
+   * `poll://uni@G/ID`, `poll://any@G` and every `poll://any@G/…` (any poller of the group takes
+   * those when their own id is elsewhere); and every `http(s)://` push target.
+   */
+  outboxFilter(): OutboxFilter {
+    if (this.#filter !== null) return this.#filter;
+    const addresses: string[] = [];
+    const prefixes: string[] = [...PUSH_PREFIXES];
+    for (const [group, ids] of this.#groups) {
+      addresses.push(`poll://any@${group}`);
+      prefixes.push(`poll://any@${group}/`);
+      for (const id of ids.keys()) addresses.push(`poll://uni@${group}/${id}`);
+    }
+    this.#filter = { addresses, prefixes };
+    return this.#filter;
   }
 
   /** Ends every connection. */

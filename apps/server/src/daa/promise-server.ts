@@ -34,11 +34,16 @@ export interface PromiseServerOptions {
   readonly maxPollers?: number;
   /** How often the timeout scan runs. Default 1 s. */
   readonly timerIntervalMs?: number;
-  /** How often the outbox drain looks for messages written elsewhere (it is woken at once for this process's own). Default 250 ms. */
+  /**
+   * How often the outbox drain looks for messages without being told of them. It is woken at once
+   * by every commit that writes messages (`subscribeOutbox`: this process's, and on PostgreSQL
+   * every process's) and by every poller that connects; the interval covers lost hints, lapsed
+   * takes and stores whose hints reach no other process (SQLite). Default 250 ms.
+   */
   readonly outboxIntervalMs?: number;
   /** How long a taken message stays invisible to other takers (the retry cadence of an undelivered one). Default 5 s. */
   readonly outboxLeaseMs?: number;
-  /** How long an `unblock` nobody takes is retried. Default 10 min. */
+  /** How long after it was written an `unblock` nobody takes is given up. Default 10 min. */
   readonly unblockGiveUpMs?: number;
   /** `head.serverUrl` of `execute` messages. Default: the listener's URL once `serve()` binds it. */
   readonly serverUrl?: string;
@@ -55,7 +60,7 @@ export interface PromiseServer {
   readonly pollers: PollHub;
   /** What a caller without credentials may do (see `PromiseServerOptions.anonymous`). */
   readonly anonymous: AnonymousPromiseAccess;
-  /** The outbox drain (one pass: `drain.drainOnce()`). */
+  /** The outbox drain (one pass: `drain.drainOnce()`; one sweep of every message: `drain.sweep()`). */
   readonly drain: OutboxDrain;
   /** The timeout scan (one pass: `scan.scan(now)`). */
   readonly scan: TimerScan;
@@ -104,11 +109,15 @@ export function createPromiseServer(options: PromiseServerOptions): PromiseServe
     logger,
     pass: async () => {
       const result = await scan.scan(clock.now());
-      if (result.promisesTimedOut + result.tasksRetried + result.leasesExpired + result.schedulesFired > 0) drainLoop?.wake();
+      // A task dispatched again by its retry timer is a message nobody acknowledged in time.
+      if (result.tasksRetried + result.leasesExpired > 0) {
+        logger.info("timeout scan: tasks dispatched again", { tasksRetried: result.tasksRetried, leasesExpired: result.leasesExpired });
+      }
       return result.more;
     },
   });
   const loops = [scanLoop, drainLoop];
+  let unsubscribe: (() => void) | null = null;
 
   const app = createPromiseApp({
     store,
@@ -116,22 +125,24 @@ export function createPromiseServer(options: PromiseServerOptions): PromiseServe
     clock,
     logger,
     debug: options.debug ?? false,
-    debugTargets: { store, loops, scan, drain },
+    debugTargets: { store, loops, scan },
     bodyLimitBytes: options.bodyLimitBytes ?? 16 * 1024 * 1024,
-    onMessages: () => drainLoop?.wake(),
     hub,
     pollWriteTimeoutMs: 2_000,
     ready: async () => {
       try {
-        // The store has no ping: a one-row indexed read stands in for one.
-        await withTimeout(store.dueSchedules({ now: clock.now(), max: 1 }), 2_000);
+        await withTimeout(store.ping(), 2_000);
         return { ok: true };
       } catch (error) {
         return { ok: false, error: error instanceof Error ? error.message : String(error) };
       }
     },
   });
-  if (options.backgroundLoops ?? true) for (const loop of loops) loop.start();
+  if (options.backgroundLoops ?? true) {
+    // Every commit that writes messages wakes the drain: here, and on PostgreSQL in every process.
+    unsubscribe = store.subscribeOutbox(() => drainLoop?.wake());
+    for (const loop of loops) loop.start();
+  }
 
   return {
     app,
@@ -144,6 +155,8 @@ export function createPromiseServer(options: PromiseServerOptions): PromiseServe
       serverUrl = options.serverUrl ?? url;
     },
     async close() {
+      unsubscribe?.();
+      unsubscribe = null;
       await Promise.all(loops.map((loop) => loop.stop()));
       hub.closeAll();
     },

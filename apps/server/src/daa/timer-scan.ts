@@ -3,7 +3,7 @@ import type { Logger } from "@belay/core";
 import { nextOccurrence } from "./schedule-cron.js";
 
 // The timeout scan: due promise deadlines, task retries and lapsed leases (`expireTimers`,
-// repeated while a batch comes back full, a bounded number of times), then due schedules, whose
+// repeated while it says more may be due, a bounded number of times), then due schedules, whose
 // next occurrence is computed here (the store parses no cron) and applied by `fireSchedules`
 // with a compare-and-set on the timer. Every step re-checks under the store's locks, so several
 // processes may scan one database at once.
@@ -65,13 +65,13 @@ export class TimerScan {
     let promisesTimedOut = 0;
     let tasksRetried = 0;
     let leasesExpired = 0;
-    let full = true;
-    for (let round = 0; full && round < this.#rounds; round++) {
+    let more = true;
+    for (let round = 0; more && round < this.#rounds; round++) {
       const result = await this.#store.expireTimers({ now, max: this.#batch });
       promisesTimedOut += result.promisesTimedOut;
       tasksRetried += result.tasksRetried;
       leasesExpired += result.leasesExpired;
-      full = result.promisesTimedOut >= this.#batch || result.tasksRetried + result.leasesExpired >= this.#batch;
+      more = result.more;
     }
     const due = await this.#store.dueSchedules({ now, max: this.#scheduleBatch });
     let schedulesFired = 0;
@@ -84,6 +84,6 @@ export class TimerScan {
       const fired = await this.#store.fireSchedules({ firings, now });
       schedulesFired = fired.filter((f) => f.status === "fired").length;
     }
-    return { promisesTimedOut, tasksRetried, leasesExpired, schedulesFired, more: full || due.length >= this.#scheduleBatch };
+    return { promisesTimedOut, tasksRetried, leasesExpired, schedulesFired, more: more || due.length >= this.#scheduleBatch };
   }
 }

@@ -1,0 +1,3 @@
+import { httpDifferentialSuite } from "./http-differential.js";
+
+await httpDifferentialSuite("sqlite");

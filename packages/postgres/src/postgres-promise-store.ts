@@ -14,7 +14,8 @@ import { sqlState } from "./pg-errors.js";
 import type { PostgresPool } from "./pool.js";
 import { type PostgresPromiseStoreConfig, type ResolvedPostgresPromiseStoreConfig, resolvePostgresPromiseStoreConfig } from "./postgres-promise-store-config.js";
 import { OwnedPool } from "./postgres-store-config.js";
-import { Executor, type Session, SqlCache, adHoc } from "./session.js";
+import { type PromiseSession, runPromiseOperation } from "./promise-session.js";
+import { Executor, SqlCache, adHoc } from "./session.js";
 import { TransactionMemo, applyPromiseEffects, loadPromiseRows } from "./sql/promise-rows.js";
 import { acknowledgeOutbox, dueTimers, promiseReader, releaseOutbox, resetPromises, takeOutbox } from "./sql/promise-scans.js";
 
@@ -41,6 +42,23 @@ interface Written {
 }
 
 /**
+ * Operations that start outside a transaction: a create usually finds nothing to lock (its id is
+ * new) and a get usually writes nothing. Their loads only read; when the rows they found absent
+ * are all they decide on, their write (inserts, which a concurrent creator's row makes fail, so
+ * the operation runs again) is one statement committing on its own, and a read-only answer needs
+ * no commit at all. Should one find a row it would have to lock, it runs again in a transaction.
+ */
+const OUTSIDE_TRANSACTION_FIRST = new Set(["promise.create", "task.create", "schedule.create", "promise.get", "task.get", "schedule.get"]);
+
+/** An operation outside a transaction found a row it must lock: it runs again inside one. */
+class NeedsTransaction extends Error {
+  constructor() {
+    super("the operation needs a transaction");
+    this.name = "NeedsTransaction";
+  }
+}
+
+/**
  * The promise backend on PostgreSQL: each operation is one READ COMMITTED transaction whose
  * loads lock every promise, task and schedule row they read `FOR UPDATE` (one statement per
  * load) and whose effects are one statement; a retriable conflict reruns the whole operation.
@@ -53,7 +71,6 @@ class PostgresPromiseBackend implements PromiseBackend {
   readonly #config: ResolvedPostgresPromiseStoreConfig;
   readonly #pool: PostgresPool;
   readonly #ownsPool: boolean;
-  readonly #executor: Executor;
   /** Schema checks, migrations and reads: never through the step hook, which sees only transactions. */
   readonly #meta: Executor;
   readonly #sql: SqlCache;
@@ -68,8 +85,8 @@ class PostgresPromiseBackend implements PromiseBackend {
   constructor(config: PostgresPromiseStoreConfig) {
     this.#config = resolvePostgresPromiseStoreConfig(config);
     this.#ownsPool = config.pool === undefined;
-    this.#pool = config.pool ?? new OwnedPool(config.connectionString!, config.maxConnections ?? 10);
-    this.#executor = new Executor(this.#pool, () => this.#hook);
+    // Its own pool pipelines (BEGIN with the first statement, COMMIT with the write: two round trips an operation).
+    this.#pool = config.pool ?? new OwnedPool(config.connectionString!, config.maxConnections ?? 10, { pipeline: true });
     this.#meta = new Executor(this.#pool, () => null);
     this.#sql = new SqlCache(this.#config.schema);
     const channel = outboxChannel(this.#config.schemaName);
@@ -130,21 +147,31 @@ class PostgresPromiseBackend implements PromiseBackend {
 
   async transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T> {
     await this.#open();
-    for (let attempt = 1; ; attempt++) {
+    // With a step hook every operation is one transaction, so a fault at any step undoes it all.
+    let outside = this.#hook === null && OUTSIDE_TRANSACTION_FIRST.has(operation);
+    for (let attempt = 1; ; ) {
       // Per attempt: a rolled-back attempt's writes never happened.
       const written: Written = { outbox: false };
       try {
-        const result = await this.#executor.run(operation, "transaction", (session) => work(this.#transaction(session, written)), BEGIN_READ_COMMITTED);
+        const result = await runPromiseOperation(this.#pool, operation, { hook: this.#hook, begin: outside ? null : BEGIN_READ_COMMITTED }, (session) =>
+          work(this.#transaction(session, written, outside)),
+        );
         // Committed: only now may anyone be told (a NOTIFY inside the transaction would serialize commits).
         if (written.outbox) this.#announceOutbox();
         return result;
       } catch (error) {
+        if (error instanceof NeedsTransaction) {
+          // Nothing was written: the same attempt, in a transaction.
+          outside = false;
+          continue;
+        }
         const state = stateOf(error);
         if (state === undefined || !RERUN_SQLSTATES.has(state)) throw error;
         if (attempt >= this.#config.attempts) {
           const reason = error instanceof Error ? error.message : String(error);
           throw new TransientStoreError(`${operation}: ${reason} (after ${attempt} attempts)`, { cause: error });
         }
+        attempt++;
         // The winner of a unique violation has committed already and a deadlock's survivor is
         // running: a short, jittered pause keeps two losers from meeting again in lockstep.
         await sleep(Math.random() * 2 * attempt);
@@ -158,25 +185,50 @@ class PostgresPromiseBackend implements PromiseBackend {
     return this.#meta.run("read", "autocommit", (session) => work(promiseReader(session, this.#sql)));
   }
 
-  #transaction(session: Session, written: Written): PromiseTransaction {
+  #transaction(session: PromiseSession, written: Written, outside: boolean): PromiseTransaction {
     const sql = this.#sql;
     const memo = new TransactionMemo();
+    // Outside a transaction, rows found are not locked: deciding on them (to write, or with a
+    // second read of another snapshot) needs the transaction.
+    const locking = () => {
+      if (outside && memo.foundLockable) throw new NeedsTransaction();
+    };
+    const inside = () => {
+      if (outside) throw new NeedsTransaction();
+    };
     return {
-      load: (keys) => loadPromiseRows(session, sql, keys, memo),
+      load: async (keys) => {
+        locking();
+        return loadPromiseRows(session, sql, keys, memo, !outside);
+      },
       apply: async (effects) => {
+        locking();
         await applyPromiseEffects(session, sql, effects, memo);
         // An unblock already there is not written again; announcing it anyway costs a spare hint only.
         if (effects.outbox.length > 0) written.outbox = true;
       },
       step: (name) => session.step(name),
-      dueTimers: (now, max) => dueTimers(session, sql, now, max),
-      takeOutbox: (now, max, until, filter) => takeOutbox(session, sql, now, max, until, filter),
-      acknowledgeOutbox: (rows) => acknowledgeOutbox(session, sql, rows),
+      dueTimers: async (now, max) => {
+        inside();
+        return dueTimers(session, sql, now, max);
+      },
+      takeOutbox: async (now, max, until, filter) => {
+        inside();
+        return takeOutbox(session, sql, now, max, until, filter);
+      },
+      acknowledgeOutbox: async (rows) => {
+        inside();
+        await acknowledgeOutbox(session, sql, rows);
+      },
       releaseOutbox: async (rows, at) => {
+        inside();
         // A message handed back is waiting again, for a taker that can deliver it.
         if ((await releaseOutbox(session, sql, rows, at)) > 0) written.outbox = true;
       },
-      reset: () => resetPromises(session, sql),
+      reset: async () => {
+        inside();
+        await resetPromises(session, sql);
+      },
     };
   }
 

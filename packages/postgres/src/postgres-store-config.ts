@@ -114,18 +114,21 @@ export function resolvePostgresStoreConfig(config: PostgresStoreConfig): Resolve
 export class OwnedPool implements PostgresPool {
   readonly #connectionString: string;
   readonly #max: number;
+  readonly #options: Readonly<Record<string, unknown>>;
   #pool: Promise<PostgresPool> | null = null;
 
-  constructor(connectionString: string, max: number) {
+  /** @param options further `pg.Pool` options (the promise store's pipelining connections). */
+  constructor(connectionString: string, max: number, options: Readonly<Record<string, unknown>> = {}) {
     this.#connectionString = connectionString;
     this.#max = max;
+    this.#options = options;
   }
 
   #get(): Promise<PostgresPool> {
     this.#pool ??= import("pg").then((module) => {
       type Driver = { Pool: new (options: object) => PostgresPool & { on(event: "error", listener: () => void): unknown } };
       const loaded = module as unknown as Driver & { default?: Driver };
-      const pool = new (loaded.default ?? loaded).Pool({ connectionString: this.#connectionString, max: this.#max });
+      const pool = new (loaded.default ?? loaded).Pool({ ...this.#options, connectionString: this.#connectionString, max: this.#max });
       // An idle connection that breaks is dropped by the pool; without a listener the error would crash the process.
       pool.on("error", () => undefined);
       return pool;

@@ -25,8 +25,8 @@ export async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
 }
 
 /** A pool on the target whose idle-connection errors (e.g. a terminated backend) are ignored. */
-export function testPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max });
+export function testPool(url: string, max = 10, options: { readonly pipeline?: boolean } = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, ...options });
   pool.on("error", () => undefined);
   return pool;
 }

@@ -10,8 +10,10 @@ const url = target.url;
 
 describe.skipIf(url === undefined)(`postgres promise conformance (${target.reason})`, () => {
   // Stores share one pool; each owns a fresh schema, dropped after its test. A peer (a second
-  // server process) has a pool of its own on the same schema.
-  const pool: pg.Pool = testPool(url ?? "postgres://unused", 20);
+  // server process) has a pool of its own on the same schema. The stores' pool pipelines, as the
+  // pool a store opens from a connection string does (BEGIN with the load, the write with
+  // COMMIT); the peer's does not, so the races run both ways of sending.
+  const pool: pg.Pool = testPool(url ?? "postgres://unused", 20, { pipeline: true });
   const peerPool: pg.Pool = testPool(url ?? "postgres://unused", 10);
 
   afterAll(async () => {

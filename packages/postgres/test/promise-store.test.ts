@@ -78,7 +78,7 @@ describe.skipIf(url === undefined)(`postgres promise store (${target.reason})`, 
     }
   }
 
-  it("a lifecycle costs BEGIN, one load, one write and COMMIT per operation (round trips and latency measured)", async () => {
+  it("statements per operation: a create and a get need no transaction, a settling operation is BEGIN, one load, one write and COMMIT (latency measured)", async () => {
     const { store, counting } = await stores2("rtt");
     const N = 200;
     const ops = ["create", "acquire", "fulfill", "get", "take", "ack"] as const;
@@ -115,10 +115,12 @@ describe.skipIf(url === undefined)(`postgres promise store (${target.reason})`, 
     const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.99)]!;
     const report = ops.map((op) => `${op}: ${trips[op]!.length} round trips (${trips[op]!.join(" · ")}), p50 ${median(latency[op]!.slice(20)).toFixed(3)} ms, p99 ${p99(latency[op]!.slice(20)).toFixed(3)} ms`);
     console.info(`[promise round trips, ${N} lifecycles on one connection at a time]\n${report.join("\n")}`);
-    expect(trips["create"]).toHaveLength(4);
+    // On this (non-pipelining) test pool every statement is a round trip; the store's own pool
+    // pipelines BEGIN with the load and the write with COMMIT, halving the settling operations'.
+    expect(trips["create"], "a create is a read and one conditional write, no transaction").toHaveLength(2);
     expect(trips["acquire"]).toHaveLength(4);
     expect(trips["fulfill"]).toHaveLength(4);
-    expect(trips["get"], "a read-only operation writes nothing").toHaveLength(3);
+    expect(trips["get"], "a read-only operation is one statement").toHaveLength(1);
     expect(trips["take"], "the unblock's settled promise comes with the take").toHaveLength(3);
     expect(trips["ack"]).toHaveLength(3);
   });

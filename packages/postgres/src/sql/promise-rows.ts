@@ -11,13 +11,12 @@ import {
   type TaskRow,
   type TaskState,
 } from "@belay/contract";
+import type { PromiseSession } from "../promise-session.js";
 import type { Session, SqlCache, Statement } from "../session.js";
 
-// The rows of the promise surface: one statement loads (and locks) every row of an operation's
-// keys, one statement writes every effect. Both are prepared, with one fixed text per shape
-// (which key kinds, which kinds of writes), so an operation that touches only promises and tasks
-// does not pay for empty clauses of schedules or listeners. Nothing here decides anything: the
-// contract's machine does, on the rows loaded here.
+// The rows of the promise surface as stored, the load and the write: statements of one fixed
+// text per shape, prepared, and what one transaction remembers between them. Nothing here decides anything: the contract's machine
+// does, on the rows loaded.
 
 /** Promise states as stored (never renumbered: the partial index of pending promises names 0). */
 export const PROMISE_STATE_CODES: Readonly<Record<PromiseState, number>> = Object.freeze({
@@ -48,8 +47,10 @@ const TASK_STATE_OF = TASK_STATES.reduce<TaskState[]>((out, s) => ((out[TASK_STA
 export const promiseStateOf = (code: unknown): PromiseState => PROMISE_STATE_OF[code as number]!;
 export const taskStateOf = (code: unknown): TaskState => TASK_STATE_OF[code as number]!;
 
-const json = (text: unknown) => JSON.parse(text as string) as never;
-const nullable = (value: unknown): number | null => (value === null || value === undefined ? null : (value as number));
+/** A JSON column parsed. */
+export const json = (text: unknown) => JSON.parse(text as string) as never;
+/** A nullable bigint column. */
+export const nullable = (value: unknown): number | null => (value === null || value === undefined ? null : (value as number));
 
 /** A promise row from columns `id, state, param, value, tags, timeout_at, created_at, settled_at` under the given names. */
 export function decodePromise(row: QueryRow, c: { id: string; state: string; param: string; value: string; tags: string; timeoutAt: string; createdAt: string; settledAt: string }): PromiseRow {
@@ -104,45 +105,91 @@ export const SCHEDULE_COLUMNS = (s: string) =>
 
 // ---- statements with one text per shape ------------------------------------------------------
 
-/** A statement whose parameters are named: `names[i]` is the value of `$i+1`. */
-interface Shaped {
+/** A statement whose parameters are named: `params[i]` says where the value of `$i+1` comes from. */
+export interface Shaped {
   readonly statement: Statement;
-  readonly names: readonly string[];
+  readonly params: readonly { readonly name: string; readonly scalar: boolean }[];
 }
+
+/**
+ * How a shape's statement names a parameter: `list(name, type)` an array (`type[]`) of the values
+ * under `name`, `one(name, type)` the single value of that list, as a scalar.
+ */
+export interface ShapeParams {
+  readonly list: (name: string, type: string) => string;
+  readonly one: (name: string, type: string) => string;
+}
+
+/** How many rows a part of a shape has: none (left out), one (scalar parameters) or several (arrays). */
+export type Cardinality = 0 | 1 | 2;
+
+/** The cardinality of a list of `n` values. */
+export const cardinality = (n: number): Cardinality => (n === 0 ? 0 : n === 1 ? 1 : 2);
 
 const shapes = new WeakMap<SqlCache, Map<string, Shaped>>();
 
 /**
- * The statement of one shape, built once per store: `build` calls `p(name, type)` for each
- * parameter it uses (the same name is the same parameter), and the values are bound by name.
+ * The statement of one shape, built once per store: `build` names each parameter through `list`
+ * or `one` (the same name is the same parameter), and the values are bound by name.
+ *
+ * An array parameter is an InitPlan, whose value no plan depends on: a custom plan then costs
+ * what the generic one does, so PostgreSQL keeps the generic plan after its five trials instead of
+ * planning every call (the arrays' lengths would otherwise make every custom plan look cheaper).
+ * A scalar compares with a key (`id = $1`) or fills a row: its custom plan is the generic one, and
+ * an index probe by it costs a fraction of a probe by an array (no bitmap, no sort, no InitPlan),
+ * which is why a part with one row gets scalars.
  */
-function shaped(sql: SqlCache, key: string, build: (S: string, p: (name: string, type: string) => string) => string): Shaped {
+export function shaped(sql: SqlCache, key: string, build: (S: string, p: ShapeParams) => string): Shaped {
   let byKey = shapes.get(sql);
   if (byKey === undefined) shapes.set(sql, (byKey = new Map()));
   let found = byKey.get(key);
   if (found === undefined) {
-    const names: string[] = [];
-    // Each parameter is an InitPlan, whose value no plan depends on: a custom plan then costs
-    // what the generic one does, so PostgreSQL keeps the generic plan after its five trials
-    // instead of planning every call (the arrays' lengths would otherwise make every custom
-    // plan look cheaper).
-    const p = (name: string, type: string) => {
-      let i = names.indexOf(name);
-      if (i < 0) i = names.push(name) - 1;
-      return `(SELECT $${i + 1}::${type})::${type}`;
+    const params: { name: string; scalar: boolean }[] = [];
+    const index = (name: string, scalar: boolean) => {
+      let i = params.findIndex((param) => param.name === name);
+      if (i < 0) i = params.push({ name, scalar }) - 1;
+      else if (params[i]!.scalar !== scalar) throw new Error(`promise statement ${key}: parameter ${name} used both as a list and a scalar`);
+      return i + 1;
+    };
+    const p: ShapeParams = {
+      list: (name, type) => `(SELECT $${index(name, false)}::${type}[])::${type}[]`,
+      one: (name, type) => `$${index(name, true)}::${type}`,
     };
     const statement = sql.get(key, (S) => build(S, p));
-    found = { statement, names };
+    found = { statement, params };
     byKey.set(key, found);
   }
   return found;
 }
 
-function run(session: Session, shape: Shaped, values: Readonly<Record<string, unknown>>): Promise<QueryRow[]> {
-  return session.query(
-    shape.statement,
-    shape.names.map((name) => values[name]),
-  );
+/** The parameter values of `shape`, from lists by name (a scalar takes its list's one value). */
+export function shapeValues(shape: Shaped, values: Readonly<Record<string, readonly unknown[]>>): unknown[] {
+  return shape.params.map(({ name, scalar }) => (scalar ? values[name]![0] : values[name]));
+}
+
+/** A source of rows `u(columns)`: one row of scalars, or the arrays unnested. */
+export function rowSource(p: ShapeParams, card: Cardinality, columns: readonly (readonly [name: string, param: string, type: string])[]): string {
+  const names = columns.map(([name]) => name).join(", ");
+  const source =
+    card === 1
+      ? `(VALUES (${columns.map(([, param, type]) => p.one(param, type)).join(", ")}))`
+      : `unnest(${columns.map(([, param, type]) => p.list(param, type)).join(", ")})`;
+  return `${source} u(${names})`;
+}
+
+/** `column` is one of the values under `name`: `= $n` for one, `= ANY(array)` for several. */
+export function among(p: ShapeParams, column: string, card: Cardinality, name: string, type: string): string {
+  return card === 1 ? `${column} = ${p.one(name, type)}` : `${column} = ANY(${p.list(name, type)})`;
+}
+
+/** Runs the statement of `shape` with its values. */
+export function runShaped(session: Session, shape: Shaped, values: Readonly<Record<string, readonly unknown[]>>): Promise<QueryRow[]> {
+  return session.query(shape.statement, shapeValues(shape, values));
+}
+
+/** The statement texts of every shape built so far by this store (for the plan tests). */
+export function builtShapes(sql: SqlCache): ReadonlyMap<string, Shaped> {
+  return shapes.get(sql) ?? new Map();
 }
 
 // ---- what one transaction remembers ----------------------------------------------------------
@@ -159,77 +206,157 @@ export class TransactionMemo {
    */
   readonly awaiterCounts = new Map<string, number>();
   readonly listenerCounts = new Map<string, number>();
+
+  /** Whether an unlocked load (outside a transaction) found a row a locked load would have locked. */
+  foundLockable = false;
 }
 
-// ---- load ----------------------------------------------------------------------------------
+// ------------------------------------------------------------------------------------------------
+// the load
+
+// The load: one statement answers every key of an operation's load, as one union of typed rows.
+// Inside a transaction it locks `FOR UPDATE` every promise and task it reads; outside one (an
+// operation that may need no transaction, see `postgres-promise-store.ts`) it only reads.
+
+/** What one load asks for: which key kinds, and how. */
+export interface LoadShape {
+  readonly promises: boolean;
+  readonly awaiters: boolean;
+  readonly listeners: boolean;
+  readonly branches: boolean;
+  readonly branchOf: boolean;
+  readonly schedules: boolean;
+  /**
+   * Every promise the load names (by a `promise`, `awaiters`, `listeners` or `branchOf` key) is
+   * one id: scalar parameters, which the planner probes by key (no list, no sort).
+   */
+  readonly one: boolean;
+  /** Inside a transaction: every promise, task and schedule read is locked `FOR UPDATE`. */
+  readonly locked: boolean;
+}
+
+// Every branch of the union names its columns (a union takes its names from its first branch,
+// which differs from shape to shape): k, id, s, a, b, c, d, n1, n2, n3, n4.
+const UNION_NAMES = ["k", "id", "s", "a", "b", "c", "d", "n1", "n2", "n3", "n4"];
+const UNION_TYPES = ["text", "text", "smallint", "text", "text", "text", "text", "bigint", "bigint", "bigint", "bigint"];
+const unionPart = (from: string, ...columns: string[]) =>
+  `SELECT ${columns.map((c, i) => `${c === "NULL" ? `NULL::${UNION_TYPES[i]}` : c} AS ${UNION_NAMES[i]}`).join(", ")} FROM ${from}`;
+
+const LOCKED_PROMISE_COLUMNS = "p.id, p.state, p.param, p.value, p.tags::text AS tags, p.timeout_at, p.created_at, p.settled_at, p.revision";
+const PROMISE_PART = ["'p'", "lp.id", "lp.state", "lp.param", "lp.value", "lp.tags", "NULL", "lp.timeout_at", "lp.created_at", "lp.settled_at", "NULL"];
+const TASK_PART = ["'t'", "lt.id", "lt.state", "lt.pid", "NULL", "NULL", "NULL", "lt.version", "lt.resumes::bigint", "lt.ttl::bigint", "lt.timer_at"];
+const BRANCH_PART = ["'b'", "b.id", "b.state", "b.param", "b.value", "b.tags::text", "b.branch", "b.timeout_at", "b.created_at", "b.settled_at", "NULL"];
+
+/** The schedules of the keys, locked (a schedule is only ever read to be written). */
+function schedulesCte(S: string, p: ShapeParams, locked: boolean): string {
+  return `sc AS MATERIALIZED (SELECT s.id, s.cron, s.promise_id, s.promise_timeout, s.promise_param, s.promise_tags::text AS promise_tags,
+                                    s.created_at, s.next_run_at, s.last_run_at
+           FROM ${S}.promise_schedules s WHERE s.id = ANY(${p.list("schedules", "text")})${locked ? " ORDER BY s.id FOR UPDATE" : ""})`;
+}
+const SCHEDULE_PART = ["'s'", "sc.id", "NULL", "sc.cron", "sc.promise_id", "sc.promise_tags", "sc.promise_param", "sc.promise_timeout", "sc.created_at", "sc.next_run_at", "sc.last_run_at"];
 
 /**
  * The load of one shape. Every promise named by a key (a `promise` key, the promise of an
  * `awaiters` or `listeners` key, each awaiter found) is locked `FOR UPDATE` with its task, in id
  * order (so concurrent loads take their locks in one order); schedules are locked too; a branch
- * reads unlocked. One union of typed rows answers every key kind.
+ * reads unlocked. A `branchOf` key reads the branch the promise's tag names, in the same
+ * statement (the promise itself is one of its rows).
  *
  * A lock the statement had to wait for hands it the promise's newest version, but the
  * callbacks and listeners it read come from the statement's snapshot, which may predate a
  * callback or listener the lock holder added. Adding one raises the promise's revision (see
- * `apply`), so rows `x` (the snapshot's revision differs from the locked row's) say the load must
- * run again — now holding the lock, so the second run is exact.
+ * `promise-write.ts`), so rows `x` (the snapshot's revision differs from the locked row's) say
+ * the load must run again — now holding the lock, so the second run is exact.
  */
-function loadShape(sql: SqlCache, has: { promises: boolean; awaiters: boolean; listeners: boolean; branches: boolean; schedules: boolean }): Shaped {
-  const key = `promiseLoad:${+has.promises}${+has.awaiters}${+has.listeners}${+has.branches}${+has.schedules}`;
-  return shaped(sql, key, (S, p) => {
-    const ctes: string[] = [];
-    const parts: string[] = [];
-    const locked = has.promises || has.awaiters || has.listeners;
-    if (has.awaiters) ctes.push(`aw AS MATERIALIZED (SELECT c.awaited, c.awaiter FROM ${S}.callbacks c WHERE c.awaited = ANY(${p("awaiters", "text[]")}))`);
-    // Every branch of the union names its columns (a union takes its names from its first branch,
-    // which differs from shape to shape): k, id, s, a, b, c, d, n1, n2, n3, n4.
-    const part = (from: string, ...columns: string[]) => {
-      const names = ["k", "id", "s", "a", "b", "c", "d", "n1", "n2", "n3", "n4"];
-      const types = ["text", "text", "smallint", "text", "text", "text", "text", "bigint", "bigint", "bigint", "bigint"];
-      parts.push(`SELECT ${columns.map((c, i) => `${c === "NULL" ? `NULL::${types[i]}` : c} AS ${names[i]}`).join(", ")} FROM ${from}`);
-    };
-    if (locked) {
-      const named = [has.promises && p("promises", "text[]"), has.awaiters && p("awaiters", "text[]"), has.listeners && p("listeners", "text[]")].filter(Boolean).join(" || ");
-      ctes.push(
-        `ids AS (SELECT DISTINCT u.id FROM (SELECT unnest(${named}) AS id${has.awaiters ? " UNION ALL SELECT aw.awaiter FROM aw" : ""}) u)`,
-        `lp AS MATERIALIZED (SELECT p.id, p.state, p.param, p.value, p.tags::text AS tags, p.timeout_at, p.created_at, p.settled_at, p.revision
-           FROM ${S}.promises p WHERE p.id = ANY(ARRAY(SELECT ids.id FROM ids)) ORDER BY p.id FOR UPDATE)`,
-        `lt AS MATERIALIZED (SELECT ${TASK_COLUMNS("t")} FROM ${S}.tasks t WHERE t.id = ANY(ARRAY(SELECT ids.id FROM ids)) ORDER BY t.id FOR UPDATE)`,
-      );
-      part("lp", "'p'", "lp.id", "lp.state", "lp.param", "lp.value", "lp.tags", "NULL", "lp.timeout_at", "lp.created_at", "lp.settled_at", "NULL");
-      part("lt", "'t'", "lt.id", "lt.state", "lt.pid", "NULL", "NULL", "NULL", "lt.version", "lt.resumes::bigint", "lt.ttl::bigint", "lt.timer_at");
-    }
-    if (has.awaiters) part("aw", "'c'", "aw.awaited", "NULL", "aw.awaiter", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL");
-    if (has.listeners) {
-      part(
-        `${S}.listeners l WHERE l.promise_id = ANY(${p("listeners", "text[]")})`,
-        "'l'", "l.promise_id", "NULL", "l.address", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL",
-      );
-    }
-    if (has.awaiters || has.listeners) {
-      const watched = [has.awaiters && p("awaiters", "text[]"), has.listeners && p("listeners", "text[]")].filter(Boolean).join(" || ");
-      part(
-        `${S}.promises sp JOIN lp ON lp.id = sp.id WHERE sp.id = ANY(${watched}) AND sp.revision <> lp.revision`,
-        "'x'", "sp.id", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL",
-      );
-    }
-    if (has.branches) {
-      part(
-        `${S}.promises b WHERE b.branch = ANY(${p("branches", "text[]")})`,
-        "'b'", "b.id", "b.state", "b.param", "b.value", "b.tags::text", "b.branch", "b.timeout_at", "b.created_at", "b.settled_at", "NULL",
-      );
-    }
-    if (has.schedules) {
-      ctes.push(
-        `sc AS MATERIALIZED (SELECT s.id, s.cron, s.promise_id, s.promise_timeout, s.promise_param, s.promise_tags::text AS promise_tags,
-                                    s.created_at, s.next_run_at, s.last_run_at
-           FROM ${S}.promise_schedules s WHERE s.id = ANY(${p("schedules", "text[]")}) ORDER BY s.id FOR UPDATE)`,
-      );
-      part("sc", "'s'", "sc.id", "NULL", "sc.cron", "sc.promise_id", "sc.promise_tags", "sc.promise_param", "sc.promise_timeout", "sc.created_at", "sc.next_run_at", "sc.last_run_at");
-    }
-    return `${ctes.length > 0 ? `WITH ${ctes.join(",\n")}\n` : ""}${parts.join("\nUNION ALL\n")}`;
-  });
+function loadShape(sql: SqlCache, has: LoadShape): Shaped {
+  const key = `promiseLoad:${[has.promises, has.awaiters, has.listeners, has.branches, has.branchOf, has.schedules, has.one, has.locked].map(Number).join("")}`;
+  return shaped(sql, key, (S, p) => (has.one ? oneShape(S, p, has) : listShape(S, p, has)));
+}
+
+/** One promise (and its awaiters, when asked): its id a scalar, probed by key. */
+function oneShape(S: string, p: ShapeParams, has: LoadShape): string {
+  const id = p.one("id", "text");
+  const ctes: string[] = [];
+  const parts: string[] = [];
+  let lp: string;
+  let lt: string;
+  if (has.awaiters) {
+    ctes.push(`aw AS MATERIALIZED (SELECT c.awaiter FROM ${S}.callbacks c WHERE c.awaited = ${id})`);
+    const named = (column: string) => `(${column} = ${id} OR ${column} = ANY(ARRAY(SELECT aw.awaiter FROM aw)))`;
+    lp = `SELECT ${LOCKED_PROMISE_COLUMNS} FROM ${S}.promises p WHERE ${named("p.id")}${has.locked ? " ORDER BY p.id FOR UPDATE" : ""}`;
+    lt = `SELECT ${TASK_COLUMNS("t")} FROM ${S}.tasks t WHERE ${named("t.id")}${has.locked ? " ORDER BY t.id FOR UPDATE" : ""}`;
+  } else {
+    lp = `SELECT ${LOCKED_PROMISE_COLUMNS} FROM ${S}.promises p WHERE p.id = ${id}${has.locked ? " FOR UPDATE" : ""}`;
+    lt = `SELECT ${TASK_COLUMNS("t")} FROM ${S}.tasks t WHERE t.id = ${id}${has.locked ? " FOR UPDATE" : ""}`;
+  }
+  const recheck = has.locked && (has.awaiters || has.listeners);
+  if (has.awaiters || recheck) {
+    ctes.push(`lp AS MATERIALIZED (${lp})`, `lt AS MATERIALIZED (${lt})`);
+    parts.push(unionPart("lp", ...PROMISE_PART), unionPart("lt", ...TASK_PART));
+  } else {
+    // Read once each: subqueries, which cost less than materialized CTEs.
+    parts.push(unionPart(`(${lp}) lp`, ...PROMISE_PART), unionPart(`(${lt}) lt`, ...TASK_PART));
+  }
+  if (has.awaiters) parts.push(unionPart("aw", "'c'", id, "NULL", "aw.awaiter", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"));
+  if (has.listeners) {
+    parts.push(unionPart(`${S}.listeners l WHERE l.promise_id = ${id}`, "'l'", "l.promise_id", "NULL", "l.address", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"));
+  }
+  if (recheck) {
+    parts.push(
+      unionPart(`lp WHERE lp.id = ${id} AND lp.revision <> (SELECT sp.revision FROM ${S}.promises sp WHERE sp.id = ${id})`, "'x'", "lp.id", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"),
+    );
+  }
+  if (has.branchOf) parts.push(unionPart(`${S}.promises b WHERE b.branch = (SELECT o.branch FROM ${S}.promises o WHERE o.id = ${id})`, ...BRANCH_PART));
+  if (has.branches) parts.push(unionPart(`${S}.promises b WHERE b.branch = ANY(${p.list("branches", "text")})`, ...BRANCH_PART));
+  if (has.schedules) {
+    ctes.push(schedulesCte(S, p, has.locked));
+    parts.push(unionPart("sc", ...SCHEDULE_PART));
+  }
+  return `${ctes.length > 0 ? `WITH ${ctes.join(",\n")}\n` : ""}${parts.join("\nUNION ALL\n")}`;
+}
+
+/** Any keys: ids as lists, locked in id order. */
+function listShape(S: string, p: ShapeParams, has: LoadShape): string {
+  const ctes: string[] = [];
+  const parts: string[] = [];
+  const named = has.promises || has.awaiters || has.listeners;
+  if (has.awaiters) ctes.push(`aw AS MATERIALIZED (SELECT c.awaited, c.awaiter FROM ${S}.callbacks c WHERE c.awaited = ANY(${p.list("awaiters", "text")}))`);
+  if (named) {
+    const lists = [has.promises && p.list("promises", "text"), has.awaiters && p.list("awaiters", "text"), has.listeners && p.list("listeners", "text")].filter(Boolean).join(" || ");
+    ctes.push(
+      `ids AS (SELECT DISTINCT u.id FROM (SELECT unnest(${lists}) AS id${has.awaiters ? " UNION ALL SELECT aw.awaiter FROM aw" : ""}) u)`,
+      `lp AS MATERIALIZED (SELECT ${LOCKED_PROMISE_COLUMNS}
+           FROM ${S}.promises p WHERE p.id = ANY(ARRAY(SELECT ids.id FROM ids))${has.locked ? " ORDER BY p.id FOR UPDATE" : ""})`,
+      `lt AS MATERIALIZED (SELECT ${TASK_COLUMNS("t")} FROM ${S}.tasks t WHERE t.id = ANY(ARRAY(SELECT ids.id FROM ids))${has.locked ? " ORDER BY t.id FOR UPDATE" : ""})`,
+    );
+    parts.push(unionPart("lp", ...PROMISE_PART), unionPart("lt", ...TASK_PART));
+  }
+  if (has.awaiters) parts.push(unionPart("aw", "'c'", "aw.awaited", "NULL", "aw.awaiter", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"));
+  if (has.listeners) {
+    parts.push(
+      unionPart(`${S}.listeners l WHERE l.promise_id = ANY(${p.list("listeners", "text")})`, "'l'", "l.promise_id", "NULL", "l.address", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"),
+    );
+  }
+  if (has.locked && (has.awaiters || has.listeners)) {
+    const watched = [has.awaiters && p.list("awaiters", "text"), has.listeners && p.list("listeners", "text")].filter(Boolean).join(" || ");
+    parts.push(
+      unionPart(`${S}.promises sp JOIN lp ON lp.id = sp.id WHERE sp.id = ANY(${watched}) AND sp.revision <> lp.revision`, "'x'", "sp.id", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL"),
+    );
+  }
+  if (has.branchOf) {
+    parts.push(
+      unionPart(
+        `${S}.promises b WHERE b.branch = ANY(ARRAY(SELECT o.branch FROM ${S}.promises o WHERE o.id = ANY(${p.list("branchOf", "text")}) AND o.branch IS NOT NULL))`,
+        ...BRANCH_PART,
+      ),
+    );
+  }
+  if (has.branches) parts.push(unionPart(`${S}.promises b WHERE b.branch = ANY(${p.list("branches", "text")})`, ...BRANCH_PART));
+  if (has.schedules) {
+    ctes.push(schedulesCte(S, p, has.locked));
+    parts.push(unionPart("sc", ...SCHEDULE_PART));
+  }
+  return `${ctes.length > 0 ? `WITH ${ctes.join(",\n")}\n` : ""}${parts.join("\nUNION ALL\n")}`;
 }
 
 const LOAD_PROMISE = { id: "id", state: "s", param: "a", value: "b", tags: "c", timeoutAt: "n1", createdAt: "n2", settledAt: "n3" };
@@ -238,14 +365,18 @@ const LOAD_TASK = { id: "id", state: "s", version: "n1", resumes: "n2", pid: "a"
 /** The most runs of one load: the second holds every lock it needs, so a third never happens. */
 const MAX_LOAD_RUNS = 3;
 
-/** See `PromiseTransaction.load`: every key in one statement (run again only after a lock wait that may have hidden new callbacks or listeners). */
-export async function loadPromiseRows(session: Session, sql: SqlCache, keys: readonly RowKey[], memo: TransactionMemo): Promise<LoadedRows> {
+/**
+ * See `PromiseTransaction.load`: every key in one statement (run again only after a lock wait
+ * that may have hidden new callbacks or listeners). With `locked` false (no transaction) it only
+ * reads, and notes in `memo` whether it found a row a locked load would have locked.
+ */
+export async function loadPromiseRows(session: Session, sql: SqlCache, keys: readonly RowKey[], memo: TransactionMemo, locked = true): Promise<LoadedRows> {
   const promiseIds = new Set<string>();
   const awaiterKeys = new Set<string>();
   const listenerKeys = new Set<string>();
   const branchKeys = new Set<string>();
+  const branchOfKeys = new Set<string>();
   const scheduleKeys = new Set<string>();
-  const known: { id: string; promise: PromiseRow | null; task: TaskRow | null }[] = [];
   for (const key of keys) {
     switch (key.kind) {
       case "promise":
@@ -260,29 +391,62 @@ export async function loadPromiseRows(session: Session, sql: SqlCache, keys: rea
       case "branch":
         branchKeys.add(key.branch);
         break;
+      case "branchOf":
+        branchOfKeys.add(key.id);
+        break;
       case "schedule":
         scheduleKeys.add(key.id);
         break;
     }
   }
-  const has = { promises: promiseIds.size > 0, awaiters: awaiterKeys.size > 0, listeners: listenerKeys.size > 0, branches: branchKeys.size > 0, schedules: scheduleKeys.size > 0 };
-  if (!has.promises && !has.awaiters && !has.listeners && !has.branches && !has.schedules) {
-    return { promises: known, awaiters: [], listeners: [], branches: [], schedules: [] };
+  const named = new Set([...promiseIds, ...awaiterKeys, ...listenerKeys]);
+  const one = named.size === 1 && [...branchOfKeys].every((id) => named.has(id));
+  const has: LoadShape = {
+    promises: promiseIds.size > 0,
+    awaiters: awaiterKeys.size > 0,
+    listeners: listenerKeys.size > 0,
+    branches: branchKeys.size > 0,
+    branchOf: branchOfKeys.size > 0,
+    schedules: scheduleKeys.size > 0,
+    one,
+    locked,
+  };
+  if (named.size === 0 && !has.branches && !has.branchOf && !has.schedules) {
+    return { promises: [], awaiters: [], listeners: [], branches: [], schedules: [] };
   }
   const shape = loadShape(sql, has);
-  const values = { promises: [...promiseIds], awaiters: [...awaiterKeys], listeners: [...listenerKeys], branches: [...branchKeys], schedules: [...scheduleKeys] };
+  const values = {
+    id: [...named],
+    promises: [...promiseIds],
+    awaiters: [...awaiterKeys],
+    listeners: [...listenerKeys],
+    branches: [...branchKeys],
+    branchOf: [...branchOfKeys],
+    schedules: [...scheduleKeys],
+  };
   let rows: QueryRow[] = [];
   for (let runs = 1; ; runs++) {
-    rows = await run(session, shape, values);
+    rows = await runShaped(session, shape, values);
     if (!rows.some((row) => row["k"] === "x")) break;
     if (runs >= MAX_LOAD_RUNS) throw new Error("promise load: callbacks or listeners kept changing under a held lock");
   }
+  return decodeLoad(rows, { promiseIds, awaiterKeys, listenerKeys, branchKeys, scheduleKeys }, memo, locked);
+}
+
+/** The rows of one load as the contract's `LoadedRows`. */
+function decodeLoad(
+  rows: readonly QueryRow[],
+  keys: { promiseIds: Set<string>; awaiterKeys: Set<string>; listenerKeys: Set<string>; branchKeys: Set<string>; scheduleKeys: Set<string> },
+  memo: TransactionMemo,
+  locked: boolean,
+): LoadedRows {
   const promises = new Map<string, PromiseRow>();
   const tasks = new Map<string, TaskRow>();
-  const awaiters = new Map<string, string[]>([...awaiterKeys].map((id) => [id, []]));
-  const listeners = new Map<string, string[]>([...listenerKeys].map((id) => [id, []]));
-  const branches = new Map<string, PromiseRow[]>([...branchKeys].map((b) => [b, []]));
-  const schedules = new Map<string, PromiseScheduleRow | null>([...scheduleKeys].map((id) => [id, null]));
+  const awaiters = new Map<string, string[]>([...keys.awaiterKeys].map((id) => [id, []]));
+  const listeners = new Map<string, string[]>([...keys.listenerKeys].map((id) => [id, []]));
+  // By branch, then id: a branch asked for both by name and by a promise's tag is read twice.
+  const branches = new Map<string, Map<string, PromiseRow>>([...keys.branchKeys].map((b) => [b, new Map()]));
+  const schedules = new Map<string, PromiseScheduleRow | null>([...keys.scheduleKeys].map((id) => [id, null]));
   for (const row of rows) {
     switch (row["k"]) {
       case "p": {
@@ -300,9 +464,13 @@ export async function loadPromiseRows(session: Session, sql: SqlCache, keys: rea
       case "l":
         listeners.get(row["id"] as string)!.push(row["a"] as string);
         break;
-      case "b":
-        branches.get(row["d"] as string)!.push(decodePromise(row, LOAD_PROMISE));
+      case "b": {
+        const branch = row["d"] as string;
+        let byId = branches.get(branch);
+        if (byId === undefined) branches.set(branch, (byId = new Map()));
+        byId.set(row["id"] as string, decodePromise(row, LOAD_PROMISE));
         break;
+      }
       case "s":
         schedules.set(row["id"] as string, {
           id: row["id"] as string,
@@ -318,168 +486,192 @@ export async function loadPromiseRows(session: Session, sql: SqlCache, keys: rea
         break;
     }
   }
+  if (!locked && (promises.size > 0 || tasks.size > 0 || [...schedules.values()].some((s) => s !== null))) memo.foundLockable = true;
   // Every promise locked (asked for, or the promise of an awaiters/listeners key, or an awaiter) is loaded, found or not.
-  const locked = new Set([...promiseIds, ...awaiterKeys, ...listenerKeys, ...[...awaiters.values()].flat()]);
-  for (const id of locked) known.push({ id, promise: promises.get(id) ?? null, task: tasks.get(id) ?? null });
+  const known = new Set([...keys.promiseIds, ...keys.awaiterKeys, ...keys.listenerKeys, ...[...awaiters.values()].flat()]);
   for (const [id, list] of awaiters) memo.awaiterCounts.set(id, list.length);
   for (const [id, list] of listeners) memo.listenerCounts.set(id, list.length);
   const sorted = (list: string[]) => list.sort();
   return {
-    promises: known,
+    promises: [...known].map((id) => ({ id, promise: promises.get(id) ?? null, task: tasks.get(id) ?? null })),
     awaiters: [...awaiters].map(([promiseId, ids]) => ({ promiseId, awaiters: sorted(ids) })),
     listeners: [...listeners].map(([promiseId, addresses]) => ({ promiseId, addresses: sorted(addresses) })),
-    branches: [...branches].map(([branch, rows]) => ({ branch, promises: rows })),
+    branches: [...branches].map(([branch, byId]) => ({ branch, promises: [...byId.values()] })),
     schedules: [...schedules].map(([id, schedule]) => ({ id, schedule })),
   };
 }
 
-// ---- apply ---------------------------------------------------------------------------------
-
-/**
- * The write of one shape: each kind of effect is one data-modifying CTE over `unnest` of
- * arrays, all in one statement. They share one snapshot and never touch one row twice (the
- * workspace's effects are disjoint by construction: a task's execute is either written or
- * deleted, a schedule either written or deleted, and a promise's revision is raised either by
- * its update or by the bump). "Deletions, then rows" holds where both name one row: a callback
- * or listener both deleted (by promise) and added survives the delete and is inserted unless
- * present.
- */
-function applyShape(sql: SqlCache, has: Readonly<Record<ApplyGroup, boolean>>): Shaped {
-  const key = `promiseApply:${APPLY_GROUPS.map((g) => +has[g]).join("")}`;
-  return shaped(sql, key, (S, p) => {
-    const ctes: string[] = [];
-    const added = (alias: string) =>
-      `NOT EXISTS (SELECT 1 FROM unnest(${p("cbAwaited", "text[]")}, ${p("cbAwaiter", "text[]")}) a(awaited, awaiter) WHERE a.awaited = ${alias}.awaited AND a.awaiter = ${alias}.awaiter)`;
-    if (has.callbacksDeleted) {
-      ctes.push(
-        `callbacks_deleted AS (DELETE FROM ${S}.callbacks c WHERE (c.awaited = ANY(${p("cbOn", "text[]")}) OR c.awaiter = ANY(${p("cbOf", "text[]")}))${has.callbacksAdded ? ` AND ${added("c")}` : ""})`,
-      );
-    }
-    if (has.callbacksAdded) {
-      ctes.push(
-        `callbacks_added AS (INSERT INTO ${S}.callbacks (awaited, awaiter) SELECT * FROM unnest(${p("cbAwaited", "text[]")}, ${p("cbAwaiter", "text[]")}) ON CONFLICT DO NOTHING)`,
-      );
-    }
-    if (has.listenersDeleted) {
-      const keep = has.listenersAdded
-        ? ` AND NOT EXISTS (SELECT 1 FROM unnest(${p("lsPromise", "text[]")}, ${p("lsAddress", "text[]")}) a(promise_id, address) WHERE a.promise_id = l.promise_id AND a.address = l.address)`
-        : "";
-      ctes.push(`listeners_deleted AS (DELETE FROM ${S}.listeners l WHERE l.promise_id = ANY(${p("lsDeleted", "text[]")})${keep})`);
-    }
-    if (has.listenersAdded) {
-      ctes.push(
-        `listeners_added AS (INSERT INTO ${S}.listeners (promise_id, address) SELECT * FROM unnest(${p("lsPromise", "text[]")}, ${p("lsAddress", "text[]")}) ON CONFLICT DO NOTHING)`,
-      );
-    }
-    if (has.executesDeleted) {
-      ctes.push(`executes_deleted AS (DELETE FROM ${S}.outbox o WHERE o.id = ANY(${p("exDeleted", "text[]")}) AND o.kind = ${OUTBOX_KIND_CODES.execute})`);
-    }
-    const revision = `nextval('${S}.outbox_revision')`;
-    if (has.executes) {
-      ctes.push(
-        `executes AS (INSERT INTO ${S}.outbox (kind, id, address, version, available_at, revision, created_at)
-           SELECT ${OUTBOX_KIND_CODES.execute}, u.id, u.address, u.version, u.available_at, ${revision}, u.available_at
-           FROM unnest(${p("exId", "text[]")}, ${p("exAddress", "text[]")}, ${p("exVersion", "bigint[]")}, ${p("exAt", "bigint[]")}) u(id, address, version, available_at)
-           ON CONFLICT (id, kind, address_key) DO UPDATE SET version = EXCLUDED.version, available_at = EXCLUDED.available_at,
-             revision = EXCLUDED.revision, created_at = EXCLUDED.created_at, takes = 0)`,
-      );
-    }
-    if (has.unblocks) {
-      ctes.push(
-        `unblocks AS (INSERT INTO ${S}.outbox (kind, id, address, version, available_at, revision, created_at)
-           SELECT ${OUTBOX_KIND_CODES.unblock}, u.id, u.address, 0, u.available_at, ${revision}, u.available_at
-           FROM unnest(${p("ubId", "text[]")}, ${p("ubAddress", "text[]")}, ${p("ubAt", "bigint[]")}) u(id, address, available_at)
-           ON CONFLICT DO NOTHING)`,
-      );
-    }
-    const promiseArrays = (prefix: string) =>
-      `unnest(${p(`${prefix}Id`, "text[]")}, ${p(`${prefix}State`, "smallint[]")}, ${p(`${prefix}Param`, "text[]")}, ${p(`${prefix}Value`, "text[]")},
-              ${p(`${prefix}Tags`, "text[]")}, ${p(`${prefix}Timeout`, "bigint[]")}, ${p(`${prefix}Created`, "bigint[]")}, ${p(`${prefix}Settled`, "bigint[]")})
-       u(id, state, param, value, tags, timeout_at, created_at, settled_at)`;
-    if (has.promisesInserted) {
-      // A plain insert: a concurrent creator of the same id makes it fail (23505), and the operation runs again.
-      ctes.push(
-        `promises_inserted AS (INSERT INTO ${S}.promises (id, state, param, value, tags, timeout_at, created_at, settled_at, revision)
-           SELECT u.id, u.state, u.param, u.value, u.tags::jsonb, u.timeout_at, u.created_at, u.settled_at, 1 FROM ${promiseArrays("pi")})`,
-      );
-    }
-    // Updates find their rows by `id = ANY(ids)`, an index condition whatever the estimates (joined
-    // with the unnest alone, a generic plan guessing 10 rows would hash-join a scan of the table).
-    if (has.promisesUpdated) {
-      // A null param or tags is "as loaded": a settle does not send (or rewrite) a large param again.
-      ctes.push(
-        `promises_updated AS (UPDATE ${S}.promises p SET state = u.state, param = coalesce(u.param, p.param), value = u.value,
-             tags = coalesce(u.tags::jsonb, p.tags), timeout_at = u.timeout_at, created_at = u.created_at, settled_at = u.settled_at,
-             revision = p.revision + 1
-           FROM ${promiseArrays("pu")} WHERE p.id = ANY(${p("puId", "text[]")}) AND p.id = u.id)`,
-      );
-    }
-    if (has.promisesBumped) {
-      ctes.push(`promises_bumped AS (UPDATE ${S}.promises p SET revision = p.revision + 1 WHERE p.id = ANY(${p("bumped", "text[]")}))`);
-    }
-    const taskArrays = (prefix: string) =>
-      `unnest(${p(`${prefix}Id`, "text[]")}, ${p(`${prefix}State`, "smallint[]")}, ${p(`${prefix}Version`, "bigint[]")}, ${p(`${prefix}Resumes`, "int[]")},
-              ${p(`${prefix}Pid`, "text[]")}, ${p(`${prefix}Ttl`, "int[]")}, ${p(`${prefix}Timer`, "bigint[]")})
-       u(id, state, version, resumes, pid, ttl, timer_at)`;
-    if (has.tasksInserted) {
-      ctes.push(
-        `tasks_inserted AS (INSERT INTO ${S}.tasks (id, state, version, resumes, pid, ttl, timer_at)
-           SELECT u.id, u.state, u.version, u.resumes, u.pid, u.ttl, u.timer_at FROM ${taskArrays("ti")})`,
-      );
-    }
-    if (has.tasksUpdated) {
-      ctes.push(
-        `tasks_updated AS (UPDATE ${S}.tasks t SET state = u.state, version = u.version, resumes = u.resumes, pid = u.pid, ttl = u.ttl, timer_at = u.timer_at
-           FROM ${taskArrays("tu")} WHERE t.id = ANY(${p("tuId", "text[]")}) AND t.id = u.id)`,
-      );
-    }
-    if (has.schedulesDeleted) {
-      ctes.push(`schedules_deleted AS (DELETE FROM ${S}.promise_schedules s WHERE s.id = ANY(${p("scDeleted", "text[]")}))`);
-    }
-    const scheduleArrays = (prefix: string) =>
-      `unnest(${p(`${prefix}Id`, "text[]")}, ${p(`${prefix}Cron`, "text[]")}, ${p(`${prefix}PromiseId`, "text[]")}, ${p(`${prefix}Timeout`, "bigint[]")},
-              ${p(`${prefix}Param`, "text[]")}, ${p(`${prefix}Tags`, "text[]")}, ${p(`${prefix}Created`, "bigint[]")}, ${p(`${prefix}Next`, "bigint[]")},
-              ${p(`${prefix}Last`, "bigint[]")})
-       u(id, cron, promise_id, promise_timeout, promise_param, promise_tags, created_at, next_run_at, last_run_at)`;
-    if (has.schedulesInserted) {
-      ctes.push(
-        `schedules_inserted AS (INSERT INTO ${S}.promise_schedules (id, cron, promise_id, promise_timeout, promise_param, promise_tags, created_at, next_run_at, last_run_at)
-           SELECT u.id, u.cron, u.promise_id, u.promise_timeout, u.promise_param, u.promise_tags::jsonb, u.created_at, u.next_run_at, u.last_run_at
-           FROM ${scheduleArrays("si")})`,
-      );
-    }
-    if (has.schedulesUpdated) {
-      ctes.push(
-        `schedules_updated AS (UPDATE ${S}.promise_schedules s SET cron = u.cron, promise_id = u.promise_id, promise_timeout = u.promise_timeout,
-             promise_param = u.promise_param, promise_tags = u.promise_tags::jsonb, created_at = u.created_at, next_run_at = u.next_run_at,
-             last_run_at = u.last_run_at
-           FROM ${scheduleArrays("su")} WHERE s.id = ANY(${p("suId", "text[]")}) AND s.id = u.id)`,
-      );
-    }
-    return `WITH ${ctes.join(",\n")}\nSELECT 1 AS written`;
-  });
+/** The load statement of a shape (for the plan tests). */
+export function loadStatement(sql: SqlCache, has: LoadShape): Shaped {
+  return loadShape(sql, has);
 }
 
-const APPLY_GROUPS = [
-  "callbacksDeleted",
-  "callbacksAdded",
-  "listenersDeleted",
-  "listenersAdded",
-  "executesDeleted",
-  "executes",
-  "unblocks",
-  "promisesInserted",
-  "promisesUpdated",
-  "promisesBumped",
-  "tasksInserted",
-  "tasksUpdated",
-  "schedulesDeleted",
-  "schedulesInserted",
-  "schedulesUpdated",
-] as const;
-type ApplyGroup = (typeof APPLY_GROUPS)[number];
+// ------------------------------------------------------------------------------------------------
+// the write
 
-function promiseArrays(prefix: string, rows: readonly PromiseRow[], memo: TransactionMemo | null, out: Record<string, unknown>): void {
+// The write: every effect of an operation in one statement, each kind of effect one
+// data-modifying CTE over its rows — one row of scalars, or arrays unnested when there are several.
+
+/** The lists of one write, each with its cardinality in the shape. */
+const WRITE_LISTS = ["cbOn", "cbOf", "cbAdded", "lsDeleted", "lsAdded", "exDeleted", "ex", "ub", "pi", "pu", "bumped", "ti", "tu", "scDeleted", "si", "su"] as const;
+type WriteList = (typeof WRITE_LISTS)[number];
+type WriteShape = Readonly<Record<WriteList, Cardinality>>;
+
+const PROMISE_ROW = (prefix: string) =>
+  [
+    ["id", `${prefix}Id`, "text"],
+    ["state", `${prefix}State`, "smallint"],
+    ["param", `${prefix}Param`, "text"],
+    ["value", `${prefix}Value`, "text"],
+    ["tags", `${prefix}Tags`, "text"],
+    ["timeout_at", `${prefix}Timeout`, "bigint"],
+    ["created_at", `${prefix}Created`, "bigint"],
+    ["settled_at", `${prefix}Settled`, "bigint"],
+  ] as const;
+const TASK_ROW = (prefix: string) =>
+  [
+    ["id", `${prefix}Id`, "text"],
+    ["state", `${prefix}State`, "smallint"],
+    ["version", `${prefix}Version`, "bigint"],
+    ["resumes", `${prefix}Resumes`, "int"],
+    ["pid", `${prefix}Pid`, "text"],
+    ["ttl", `${prefix}Ttl`, "int"],
+    ["timer_at", `${prefix}Timer`, "bigint"],
+  ] as const;
+const SCHEDULE_ROW = (prefix: string) =>
+  [
+    ["id", `${prefix}Id`, "text"],
+    ["cron", `${prefix}Cron`, "text"],
+    ["promise_id", `${prefix}PromiseId`, "text"],
+    ["promise_timeout", `${prefix}Timeout`, "bigint"],
+    ["promise_param", `${prefix}Param`, "text"],
+    ["promise_tags", `${prefix}Tags`, "text"],
+    ["created_at", `${prefix}Created`, "bigint"],
+    ["next_run_at", `${prefix}Next`, "bigint"],
+    ["last_run_at", `${prefix}Last`, "bigint"],
+  ] as const;
+const CALLBACK_ROW = [
+  ["awaited", "cbAwaited", "text"],
+  ["awaiter", "cbAwaiter", "text"],
+] as const;
+const LISTENER_ROW = [
+  ["promise_id", "lsPromise", "text"],
+  ["address", "lsAddress", "text"],
+] as const;
+
+/**
+ * The write of one shape, all in one statement. The CTEs share one snapshot and never touch one
+ * row twice (the workspace's effects are disjoint by construction: a task's execute is either
+ * written or deleted, a schedule either written or deleted, and a promise's revision is raised
+ * either by its update or by the bump). "Deletions, then rows" holds where both name one row: a
+ * callback or listener both deleted (by promise) and added survives the delete and is inserted
+ * unless present. Updates find their rows by `id = $1` or `id = ANY(ids)`, an index condition
+ * whatever the estimates (joined with the row source alone, a generic plan guessing 10 rows
+ * would hash-join a scan of the table).
+ */
+function writeShape(sql: SqlCache, has: WriteShape): Shaped {
+  const key = `promiseWrite:${WRITE_LISTS.map((list) => has[list]).join("")}`;
+  return shaped(sql, key, (S, p) => writeText(S, p, has));
+}
+
+function writeText(S: string, p: ShapeParams, has: WriteShape): string {
+  const ctes: string[] = [];
+  if (has.cbOn || has.cbOf) {
+    const on = [has.cbOn && among(p, "c.awaited", has.cbOn, "cbOn", "text"), has.cbOf && among(p, "c.awaiter", has.cbOf, "cbOf", "text")].filter(Boolean).join(" OR ");
+    const keep = has.cbAdded ? ` AND NOT EXISTS (SELECT 1 FROM ${rowSource(p, has.cbAdded, CALLBACK_ROW)} WHERE u.awaited = c.awaited AND u.awaiter = c.awaiter)` : "";
+    ctes.push(`callbacks_deleted AS (DELETE FROM ${S}.callbacks c WHERE (${on})${keep})`);
+  }
+  if (has.cbAdded) {
+    ctes.push(`callbacks_added AS (INSERT INTO ${S}.callbacks (awaited, awaiter) SELECT u.awaited, u.awaiter FROM ${rowSource(p, has.cbAdded, CALLBACK_ROW)} ON CONFLICT DO NOTHING)`);
+  }
+  if (has.lsDeleted) {
+    const keep = has.lsAdded ? ` AND NOT EXISTS (SELECT 1 FROM ${rowSource(p, has.lsAdded, LISTENER_ROW)} WHERE u.promise_id = l.promise_id AND u.address = l.address)` : "";
+    ctes.push(`listeners_deleted AS (DELETE FROM ${S}.listeners l WHERE ${among(p, "l.promise_id", has.lsDeleted, "lsDeleted", "text")}${keep})`);
+  }
+  if (has.lsAdded) {
+    ctes.push(`listeners_added AS (INSERT INTO ${S}.listeners (promise_id, address) SELECT u.promise_id, u.address FROM ${rowSource(p, has.lsAdded, LISTENER_ROW)} ON CONFLICT DO NOTHING)`);
+  }
+  if (has.exDeleted) {
+    ctes.push(`executes_deleted AS (DELETE FROM ${S}.outbox o WHERE ${among(p, "o.id", has.exDeleted, "exDeleted", "text")} AND o.kind = ${OUTBOX_KIND_CODES.execute})`);
+  }
+  const revision = `nextval('${S}.outbox_revision')`;
+  if (has.ex) {
+    const source = rowSource(p, has.ex, [
+      ["id", "exId", "text"],
+      ["address", "exAddress", "text"],
+      ["version", "exVersion", "bigint"],
+      ["available_at", "exAt", "bigint"],
+    ]);
+    ctes.push(
+      `executes AS (INSERT INTO ${S}.outbox (kind, id, address, version, available_at, revision, created_at)
+           SELECT ${OUTBOX_KIND_CODES.execute}, u.id, u.address, u.version, u.available_at, ${revision}, u.available_at FROM ${source}
+           ON CONFLICT (id, kind, address_key) DO UPDATE SET version = EXCLUDED.version, available_at = EXCLUDED.available_at,
+             revision = EXCLUDED.revision, created_at = EXCLUDED.created_at, takes = 0)`,
+    );
+  }
+  if (has.ub) {
+    const source = rowSource(p, has.ub, [
+      ["id", "ubId", "text"],
+      ["address", "ubAddress", "text"],
+      ["available_at", "ubAt", "bigint"],
+    ]);
+    ctes.push(
+      `unblocks AS (INSERT INTO ${S}.outbox (kind, id, address, version, available_at, revision, created_at)
+           SELECT ${OUTBOX_KIND_CODES.unblock}, u.id, u.address, 0, u.available_at, ${revision}, u.available_at FROM ${source}
+           ON CONFLICT DO NOTHING)`,
+    );
+  }
+  if (has.pi) {
+    // A plain insert: a concurrent creator of the same id makes it fail (23505), and the operation runs again.
+    ctes.push(
+      `promises_inserted AS (INSERT INTO ${S}.promises (id, state, param, value, tags, timeout_at, created_at, settled_at, revision)
+           SELECT u.id, u.state, u.param, u.value, u.tags::jsonb, u.timeout_at, u.created_at, u.settled_at, 1 FROM ${rowSource(p, has.pi, PROMISE_ROW("pi"))})`,
+    );
+  }
+  if (has.pu) {
+    // A null param or tags is "as loaded": a settle does not send (or rewrite) a large param again.
+    ctes.push(
+      `promises_updated AS (UPDATE ${S}.promises p SET state = u.state, param = coalesce(u.param, p.param), value = u.value,
+             tags = coalesce(u.tags::jsonb, p.tags), timeout_at = u.timeout_at, created_at = u.created_at, settled_at = u.settled_at,
+             revision = p.revision + 1
+           FROM ${rowSource(p, has.pu, PROMISE_ROW("pu"))} WHERE ${among(p, "p.id", has.pu, "puId", "text")} AND p.id = u.id)`,
+    );
+  }
+  if (has.bumped) ctes.push(`promises_bumped AS (UPDATE ${S}.promises p SET revision = p.revision + 1 WHERE ${among(p, "p.id", has.bumped, "bumped", "text")})`);
+  if (has.ti) {
+    ctes.push(
+      `tasks_inserted AS (INSERT INTO ${S}.tasks (id, state, version, resumes, pid, ttl, timer_at)
+           SELECT u.id, u.state, u.version, u.resumes, u.pid, u.ttl, u.timer_at FROM ${rowSource(p, has.ti, TASK_ROW("ti"))})`,
+    );
+  }
+  if (has.tu) {
+    ctes.push(
+      `tasks_updated AS (UPDATE ${S}.tasks t SET state = u.state, version = u.version, resumes = u.resumes, pid = u.pid, ttl = u.ttl, timer_at = u.timer_at
+           FROM ${rowSource(p, has.tu, TASK_ROW("tu"))} WHERE ${among(p, "t.id", has.tu, "tuId", "text")} AND t.id = u.id)`,
+    );
+  }
+  if (has.scDeleted) ctes.push(`schedules_deleted AS (DELETE FROM ${S}.promise_schedules s WHERE ${among(p, "s.id", has.scDeleted, "scDeleted", "text")})`);
+  if (has.si) {
+    ctes.push(
+      `schedules_inserted AS (INSERT INTO ${S}.promise_schedules (id, cron, promise_id, promise_timeout, promise_param, promise_tags, created_at, next_run_at, last_run_at)
+           SELECT u.id, u.cron, u.promise_id, u.promise_timeout, u.promise_param, u.promise_tags::jsonb, u.created_at, u.next_run_at, u.last_run_at
+           FROM ${rowSource(p, has.si, SCHEDULE_ROW("si"))})`,
+    );
+  }
+  if (has.su) {
+    ctes.push(
+      `schedules_updated AS (UPDATE ${S}.promise_schedules s SET cron = u.cron, promise_id = u.promise_id, promise_timeout = u.promise_timeout,
+             promise_param = u.promise_param, promise_tags = u.promise_tags::jsonb, created_at = u.created_at, next_run_at = u.next_run_at,
+             last_run_at = u.last_run_at
+           FROM ${rowSource(p, has.su, SCHEDULE_ROW("su"))} WHERE ${among(p, "s.id", has.su, "suId", "text")} AND s.id = u.id)`,
+    );
+  }
+  return `WITH ${ctes.join(",\n")}\nSELECT 1 AS written`;
+}
+
+type Lists = Record<string, readonly unknown[]>;
+
+function promiseLists(prefix: string, rows: readonly PromiseRow[], memo: TransactionMemo | null, out: Lists): void {
   const loaded = (row: PromiseRow) => memo?.loaded.get(row.id);
   out[`${prefix}Id`] = rows.map((r) => r.id);
   out[`${prefix}State`] = rows.map((r) => PROMISE_STATE_CODES[r.state]);
@@ -491,7 +683,7 @@ function promiseArrays(prefix: string, rows: readonly PromiseRow[], memo: Transa
   out[`${prefix}Settled`] = rows.map((r) => r.settledAt);
 }
 
-function taskArrays(prefix: string, rows: readonly TaskRow[], out: Record<string, unknown>): void {
+function taskLists(prefix: string, rows: readonly TaskRow[], out: Lists): void {
   out[`${prefix}Id`] = rows.map((r) => r.id);
   out[`${prefix}State`] = rows.map((r) => TASK_STATE_CODES[r.state]);
   out[`${prefix}Version`] = rows.map((r) => r.version);
@@ -501,7 +693,7 @@ function taskArrays(prefix: string, rows: readonly TaskRow[], out: Record<string
   out[`${prefix}Timer`] = rows.map((r) => r.timerAt);
 }
 
-function scheduleArrays(prefix: string, rows: readonly PromiseScheduleRow[], out: Record<string, unknown>): void {
+function scheduleLists(prefix: string, rows: readonly PromiseScheduleRow[], out: Lists): void {
   out[`${prefix}Id`] = rows.map((r) => r.id);
   out[`${prefix}Cron`] = rows.map((r) => r.cron);
   out[`${prefix}PromiseId`] = rows.map((r) => r.promiseId);
@@ -516,10 +708,11 @@ function scheduleArrays(prefix: string, rows: readonly PromiseScheduleRow[], out
 /**
  * See `PromiseTransaction.apply`: every effect in one statement. A promise that gains a callback
  * or a listener without being written has its revision raised (the "bump"), which tells a
- * concurrent load that waited for its lock to read its callbacks and listeners again.
+ * concurrent load that waited for its lock to read its callbacks and listeners again. The
+ * statement goes out through `session.write` when the session has it (with the COMMIT, in one
+ * round trip: its failure then surfaces at commit).
  */
-export async function applyPromiseEffects(session: Session, sql: SqlCache, effects: PromiseEffects, memo: TransactionMemo): Promise<void> {
-  const values: Record<string, unknown> = {};
+export async function applyPromiseEffects(session: PromiseSession, sql: SqlCache, effects: PromiseEffects, memo: TransactionMemo): Promise<void> {
   // Deletions of sets the locked load found empty delete nothing (what this operation adds is in the added lists).
   const callbacksOnDeleted = effects.callbacksOnDeleted.filter((id) => memo.awaiterCounts.get(id) !== 0);
   const listenersDeleted = effects.listenersDeleted.filter((id) => memo.listenerCounts.get(id) !== 0);
@@ -529,56 +722,56 @@ export async function applyPromiseEffects(session: Session, sql: SqlCache, effec
   const bumped = [...new Set([...effects.callbacksAdded.map((c) => c.awaited), ...effects.listenersAdded.map((l) => l.promiseId)])].filter((id) => !written.has(id));
   const executes = effects.outbox.filter((m) => m.kind === "execute");
   const unblocks = effects.outbox.filter((m) => m.kind === "unblock");
-  const has: Record<ApplyGroup, boolean> = {
-    callbacksDeleted: callbacksOnDeleted.length + effects.callbacksOfDeleted.length > 0,
-    callbacksAdded: effects.callbacksAdded.length > 0,
-    listenersDeleted: listenersDeleted.length > 0,
-    listenersAdded: effects.listenersAdded.length > 0,
-    executesDeleted: effects.executesDeleted.length > 0,
-    executes: executes.length > 0,
-    unblocks: unblocks.length > 0,
-    promisesInserted: inserted.length > 0,
-    promisesUpdated: updated.length > 0,
-    promisesBumped: bumped.length > 0,
-    tasksInserted: effects.tasks.some((w) => w.insert),
-    tasksUpdated: effects.tasks.some((w) => !w.insert),
-    schedulesDeleted: effects.schedulesDeleted.length > 0,
-    schedulesInserted: effects.schedules.some((w) => w.insert),
-    schedulesUpdated: effects.schedules.some((w) => !w.insert),
+  const tasksInserted = effects.tasks.filter((w) => w.insert).map((w) => w.row);
+  const tasksUpdated = effects.tasks.filter((w) => !w.insert).map((w) => w.row);
+  const schedulesInserted = effects.schedules.filter((w) => w.insert).map((w) => w.row);
+  const schedulesUpdated = effects.schedules.filter((w) => !w.insert).map((w) => w.row);
+  const has: WriteShape = {
+    cbOn: cardinality(callbacksOnDeleted.length),
+    cbOf: cardinality(effects.callbacksOfDeleted.length),
+    cbAdded: cardinality(effects.callbacksAdded.length),
+    lsDeleted: cardinality(listenersDeleted.length),
+    lsAdded: cardinality(effects.listenersAdded.length),
+    exDeleted: cardinality(effects.executesDeleted.length),
+    ex: cardinality(executes.length),
+    ub: cardinality(unblocks.length),
+    pi: cardinality(inserted.length),
+    pu: cardinality(updated.length),
+    bumped: cardinality(bumped.length),
+    ti: cardinality(tasksInserted.length),
+    tu: cardinality(tasksUpdated.length),
+    scDeleted: cardinality(effects.schedulesDeleted.length),
+    si: cardinality(schedulesInserted.length),
+    su: cardinality(schedulesUpdated.length),
   };
-  if (!APPLY_GROUPS.some((g) => has[g])) return;
-  values["cbOn"] = callbacksOnDeleted;
-  values["cbOf"] = effects.callbacksOfDeleted;
-  values["cbAwaited"] = effects.callbacksAdded.map((c) => c.awaited);
-  values["cbAwaiter"] = effects.callbacksAdded.map((c) => c.awaiter);
-  values["lsDeleted"] = listenersDeleted;
-  values["lsPromise"] = effects.listenersAdded.map((l) => l.promiseId);
-  values["lsAddress"] = effects.listenersAdded.map((l) => l.address);
-  values["exDeleted"] = effects.executesDeleted;
-  values["exId"] = executes.map((m) => m.id);
-  values["exAddress"] = executes.map((m) => m.address);
-  values["exVersion"] = executes.map((m) => (m.kind === "execute" ? m.version : 0));
-  values["exAt"] = executes.map((m) => m.availableAt);
-  values["ubId"] = unblocks.map((m) => m.id);
-  values["ubAddress"] = unblocks.map((m) => m.address);
-  values["ubAt"] = unblocks.map((m) => m.availableAt);
-  promiseArrays("pi", inserted, null, values);
-  promiseArrays("pu", updated, memo, values);
-  values["bumped"] = bumped;
-  taskArrays("ti", effects.tasks.filter((w) => w.insert).map((w) => w.row), values);
-  taskArrays("tu", effects.tasks.filter((w) => !w.insert).map((w) => w.row), values);
-  values["scDeleted"] = effects.schedulesDeleted;
-  scheduleArrays("si", effects.schedules.filter((w) => w.insert).map((w) => w.row), values);
-  scheduleArrays("su", effects.schedules.filter((w) => !w.insert).map((w) => w.row), values);
-  await run(session, applyShape(sql, has), values);
-}
-
-/** The statement texts of every shape built so far by this store (for the plan tests). */
-export function builtShapes(sql: SqlCache): ReadonlyMap<string, Shaped> {
-  return shapes.get(sql) ?? new Map();
-}
-
-/** The load statement of a shape (for the plan tests). */
-export function loadStatement(sql: SqlCache, has: { promises: boolean; awaiters: boolean; listeners: boolean; branches: boolean; schedules: boolean }): Shaped {
-  return loadShape(sql, has);
+  if (!WRITE_LISTS.some((list) => has[list] > 0)) return;
+  const values: Lists = {
+    cbOn: callbacksOnDeleted,
+    cbOf: effects.callbacksOfDeleted,
+    cbAwaited: effects.callbacksAdded.map((c) => c.awaited),
+    cbAwaiter: effects.callbacksAdded.map((c) => c.awaiter),
+    lsDeleted: listenersDeleted,
+    lsPromise: effects.listenersAdded.map((l) => l.promiseId),
+    lsAddress: effects.listenersAdded.map((l) => l.address),
+    exDeleted: effects.executesDeleted,
+    exId: executes.map((m) => m.id),
+    exAddress: executes.map((m) => m.address),
+    exVersion: executes.map((m) => (m.kind === "execute" ? m.version : 0)),
+    exAt: executes.map((m) => m.availableAt),
+    ubId: unblocks.map((m) => m.id),
+    ubAddress: unblocks.map((m) => m.address),
+    ubAt: unblocks.map((m) => m.availableAt),
+    bumped,
+    scDeleted: effects.schedulesDeleted,
+  };
+  promiseLists("pi", inserted, null, values);
+  promiseLists("pu", updated, memo, values);
+  taskLists("ti", tasksInserted, values);
+  taskLists("tu", tasksUpdated, values);
+  scheduleLists("si", schedulesInserted, values);
+  scheduleLists("su", schedulesUpdated, values);
+  const shape = writeShape(sql, has);
+  const args = shapeValues(shape, values);
+  if (session.write !== undefined) await session.write(shape.statement, args);
+  else await session.query(shape.statement, args);
 }

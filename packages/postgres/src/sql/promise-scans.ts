@@ -13,6 +13,7 @@ import type {
   TaskPageQuery,
   TaskRow,
 } from "@belay/contract";
+import type { PromiseSession } from "../promise-session.js";
 import type { Session, SqlCache } from "../session.js";
 import {
   OUTBOX_ADDRESS_KEY,
@@ -138,10 +139,12 @@ WHERE o.id = a.id AND o.kind = a.kind AND o.address_key = ${OUTBOX_ADDRESS_KEY("
 /** The refs' columns, as the arrays of {@link ACKNOWLEDGE_OUTBOX} and {@link RELEASE_OUTBOX}. */
 const refArrays = (rows: readonly OutboxRef[]) => [rows.map((r) => OUTBOX_KIND_CODES[r.kind]), rows.map((r) => r.id), rows.map((r) => r.address), rows.map((r) => r.revision)];
 
-/** See `PromiseTransaction.acknowledgeOutbox`. */
-export async function acknowledgeOutbox(session: Session, sql: SqlCache, rows: readonly OutboxRef[]): Promise<void> {
+/** See `PromiseTransaction.acknowledgeOutbox`: a write, which may go out with the COMMIT. */
+export async function acknowledgeOutbox(session: PromiseSession, sql: SqlCache, rows: readonly OutboxRef[]): Promise<void> {
   if (rows.length === 0) return;
-  await session.query(sql.get("promiseAcknowledgeOutbox", ACKNOWLEDGE_OUTBOX), refArrays(rows));
+  const statement = sql.get("promiseAcknowledgeOutbox", ACKNOWLEDGE_OUTBOX);
+  if (session.write !== undefined) await session.write(statement, refArrays(rows));
+  else await session.query(statement, refArrays(rows));
 }
 
 /** Rows still at the revision of their take, available again at `$5`, at a new revision (their takes kept). */

@@ -6,6 +6,8 @@ export type { JobStore, StoreCapabilities, HintListener, StepHook, MigrateResult
 
 export { CheckedJobStore, checkedJobStore } from "./checked-store.js";
 export type { JobStoreOperations } from "./checked-store.js";
+export { DelegatingOperations, DELEGATED_OPERATIONS } from "./delegating-operations.js";
+export type { DelegatedOperationName, DelegatedOperations, OperationFunctions } from "./delegating-operations.js";
 
 export type {
   QueryRow,

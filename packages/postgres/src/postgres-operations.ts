@@ -1,68 +1,12 @@
 import {
-  type AuditPage,
-  type CancelResult,
-  type ClaimObserverDeliveriesRequest,
-  type ClaimObserverDeliveriesResult,
-  type ClaimRequest,
-  type ClaimResult,
-  type DependencyEdges,
   type EnqueueRequest,
   type EnqueueResult,
-  type EnqueueThroughRequest,
-  type EnqueueWorkflowRequest,
-  type EnqueueWorkflowResult,
-  type EnqueueWorkflowThroughRequest,
-  type EnqueuedThrough,
-  type ExpireLeasesRequest,
-  type ExpireLeasesResult,
-  type FacetRequest,
-  type FacetValue,
-  type HeartbeatRequest,
-  type HeartbeatResult,
   type HintListener,
-  type JobActionRequest,
-  type JobCount,
-  type JobPage,
-  type JobRecord,
-  type JobStoreOperations,
-  type ListAuditRequest,
-  type ListJobsRequest,
-  type ListWorkflowsRequest,
   type MigrateResult,
-  type MintDueRequest,
-  type MintResult,
-  type ObserverDeadLetter,
-  type ObserverStatus,
-  type OutcomeResult,
-  type PurgeTerminalRequest,
-  type PurgeTerminalResult,
-  type QueryExecutor,
-  type QueueActionRequest,
-  type QueueActionResult,
-  type QueueSettings,
-  type RegisterObserverRequest,
-  type RegisterObserverResult,
-  type ReleaseRequest,
-  type ReleaseResult,
-  type RemoveScheduleResult,
-  type ReportObserverDeliveriesRequest,
-  type ReportObserverDeliveriesResult,
-  type ReportOutcomesRequest,
-  type RequeueResult,
-  type ScheduleRecord,
-  type ScheduleWithPayload,
-  type SetConcurrencyLimitRequest,
   type StepHook,
   type StoreCapabilities,
-  type SuggestTagsRequest,
-  type TagSuggestionPage,
-  type TransitionRecord,
-  type TriggerScheduleRequest,
-  type TriggerScheduleResult,
-  type UpsertScheduleRequest,
-  type UpsertScheduleResult,
-  type WorkflowPage,
-  type WorkflowRecord,
+  DelegatingOperations,
+  type JobStoreOperations,
   StoreClosedError,
   resolveBounds,
   validateNewJob,
@@ -75,17 +19,17 @@ import { checkSchema, migrateSchema } from "./migrate.js";
 import type { PostgresPool } from "./pool.js";
 import { OwnedPool, type PostgresStoreConfig, type ResolvedPostgresStoreConfig, resolvePostgresStoreConfig } from "./postgres-store-config.js";
 import { Executor, SqlCache } from "./session.js";
-import { listAuditRecords } from "./sql/audit.js";
-import { claim } from "./sql/claim.js";
-import { enqueue, enqueueChecked, enqueueThrough } from "./sql/enqueue.js";
-import { expireLeases, heartbeat, release } from "./sql/leases.js";
+import * as audit from "./sql/audit.js";
+import * as claim from "./sql/claim.js";
+import * as enqueues from "./sql/enqueue.js";
+import * as leases from "./sql/leases.js";
 import * as observers from "./sql/observers.js";
 import * as operator from "./sql/operator.js";
-import { reportOutcomes } from "./sql/outcomes.js";
+import * as outcomes from "./sql/outcomes.js";
 import * as reads from "./sql/reads.js";
-import { purgeTerminal } from "./sql/retention.js";
+import * as retention from "./sql/retention.js";
 import * as schedules from "./sql/schedules.js";
-import { facetTags, suggestTags } from "./sql/tags.js";
+import * as tags from "./sql/tags.js";
 import * as workflows from "./sql/workflows.js";
 
 /** Calls of more jobs than this run their own statement (see `enqueueConcurrency`). */
@@ -94,11 +38,12 @@ const SHARED_CALL_MAX_JOBS = 16;
 /**
  * The Storage Contract's operations on a PostgreSQL pool, behind `PostgresStore`'s checked front
  * (which has checked every request's shape before it arrives here). Each borrows a connection
- * for one statement or one transaction and delegates to its function in `sql/`; this class owns
+ * for one statement or one transaction and delegates to its function in `sql/` (the contract's
+ * `DelegatingOperations` defines the one-to-one ones from the modules' exports); this class owns
  * what lives across operations: the pool, the wake-up hints, the enqueue coalescer, the schema
  * check and the step hook.
  */
-export class PostgresOperations implements JobStoreOperations {
+export class PostgresOperations extends DelegatingOperations<StoreContext> implements JobStoreOperations {
   readonly capabilities: StoreCapabilities;
   readonly #config: ResolvedPostgresStoreConfig;
   readonly #pool: PostgresPool;
@@ -115,6 +60,7 @@ export class PostgresOperations implements JobStoreOperations {
   #closed = false;
 
   constructor(config: PostgresStoreConfig) {
+    super({ ...audit, ...claim, ...enqueues, ...leases, ...observers, ...operator, ...outcomes, ...reads, ...retention, ...schedules, ...tags, ...workflows });
     this.#config = resolvePostgresStoreConfig(config);
     const bounds = resolveBounds(config.bounds);
     this.#ownsPool = config.pool === undefined;
@@ -143,7 +89,7 @@ export class PostgresOperations implements JobStoreOperations {
     };
     const ctx = this.#ctx;
     this.#coalescer = new EnqueueCoalescer(
-      (request, checked) => (checked === undefined ? enqueue(ctx, request) : enqueueChecked(ctx, request, checked)),
+      (request, checked) => (checked === undefined ? enqueues.enqueue(ctx, request) : enqueues.enqueueChecked(ctx, request, checked)),
       config.enqueueConcurrency ?? 2,
       bounds.enqueueBatch,
     );
@@ -218,183 +164,13 @@ export class PostgresOperations implements JobStoreOperations {
     await this.#open();
     const shared = request.tx === undefined && this.#hook === null ? this.#shareable(request.jobs) : null;
     if (shared !== null) return this.#coalescer.enqueue(request, shared);
-    return enqueue(this.#ctx, request);
-  }
-
-  enqueueWorkflow(request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult> {
-    return this.#op((ctx) => workflows.enqueueWorkflow(ctx, request));
-  }
-
-  enqueueThrough(executor: QueryExecutor, request: EnqueueThroughRequest): Promise<EnqueuedThrough<readonly EnqueueResult[]>> {
-    return this.#op((ctx) => enqueueThrough(ctx, executor, request));
-  }
-
-  enqueueWorkflowThrough(executor: QueryExecutor, request: EnqueueWorkflowThroughRequest): Promise<EnqueuedThrough<EnqueueWorkflowResult>> {
-    return this.#op((ctx) => workflows.enqueueWorkflowThrough(ctx, executor, request));
-  }
-
-  // ---- execution -----------------------------------------------------------------------------
-
-  claim(request: ClaimRequest): Promise<ClaimResult> {
-    return this.#op((ctx) => claim(ctx, request));
-  }
-
-  reportOutcomes(request: ReportOutcomesRequest): Promise<readonly OutcomeResult[]> {
-    return this.#op((ctx) => reportOutcomes(ctx, request));
-  }
-
-  heartbeat(request: HeartbeatRequest): Promise<readonly HeartbeatResult[]> {
-    return this.#op((ctx) => heartbeat(ctx, request));
-  }
-
-  release(request: ReleaseRequest): Promise<readonly ReleaseResult[]> {
-    return this.#op((ctx) => release(ctx, request));
-  }
-
-  expireLeases(request: ExpireLeasesRequest): Promise<ExpireLeasesResult> {
-    return this.#op((ctx) => expireLeases(ctx, request));
-  }
-
-  // ---- schedules -----------------------------------------------------------------------------
-
-  upsertSchedule(request: UpsertScheduleRequest): Promise<UpsertScheduleResult> {
-    return this.#op((ctx) => schedules.upsertSchedule(ctx, request));
-  }
-
-  removeSchedule(request: { readonly scheduleId: string }): Promise<RemoveScheduleResult> {
-    return this.#op((ctx) => schedules.removeSchedule(ctx, request));
-  }
-
-  listSchedules(): Promise<readonly ScheduleRecord[]> {
-    return this.#op(schedules.listSchedules);
-  }
-
-  getSchedule(scheduleId: string): Promise<ScheduleWithPayload | null> {
-    return this.#op((ctx) => schedules.getSchedule(ctx, scheduleId));
-  }
-
-  mintDue(request: MintDueRequest): Promise<readonly MintResult[]> {
-    return this.#op((ctx) => schedules.mintDue(ctx, request));
-  }
-
-  triggerSchedule(request: TriggerScheduleRequest): Promise<TriggerScheduleResult> {
-    return this.#op((ctx) => schedules.triggerSchedule(ctx, request));
-  }
-
-  // ---- operator actions ----------------------------------------------------------------------
-
-  cancelJob(request: JobActionRequest): Promise<CancelResult> {
-    return this.#op((ctx) => operator.cancelJob(ctx, request));
-  }
-
-  requeueJob(request: JobActionRequest): Promise<RequeueResult> {
-    return this.#op((ctx) => operator.requeueJob(ctx, request));
-  }
-
-  pauseQueue(request: QueueActionRequest): Promise<QueueActionResult> {
-    return this.#op((ctx) => operator.pauseQueue(ctx, request));
-  }
-
-  resumeQueue(request: QueueActionRequest): Promise<QueueActionResult> {
-    return this.#op((ctx) => operator.resumeQueue(ctx, request));
-  }
-
-  setConcurrencyLimit(request: SetConcurrencyLimitRequest): Promise<QueueActionResult> {
-    return this.#op((ctx) => operator.setConcurrencyLimit(ctx, request));
-  }
-
-  listAuditRecords(request: ListAuditRequest): Promise<AuditPage> {
-    return this.#op((ctx) => listAuditRecords(ctx, request));
-  }
-
-  // ---- monitoring reads ----------------------------------------------------------------------
-
-  getJob(jobId: string): Promise<JobRecord | null> {
-    return this.#op((ctx) => reads.getJob(ctx, jobId));
-  }
-
-  getJobOutput(jobId: string): Promise<string | null> {
-    return this.#op((ctx) => reads.getJobOutput(ctx, jobId));
-  }
-
-  getJobHistory(jobId: string): Promise<readonly TransitionRecord[]> {
-    return this.#op((ctx) => reads.getJobHistory(ctx, jobId));
-  }
-
-  listJobs(request: ListJobsRequest): Promise<JobPage> {
-    return this.#op((ctx) => reads.listJobs(ctx, request));
-  }
-
-  countJobs(): Promise<readonly JobCount[]> {
-    return this.#op(reads.countJobs);
-  }
-
-  listQueueSettings(): Promise<readonly QueueSettings[]> {
-    return this.#op(operator.listQueueSettings);
-  }
-
-  getDependencies(jobId: string): Promise<DependencyEdges | null> {
-    return this.#op((ctx) => reads.getDependencies(ctx, jobId));
-  }
-
-  facetTags(request: FacetRequest): Promise<readonly FacetValue[]> {
-    return this.#op((ctx) => facetTags(ctx, request));
-  }
-
-  suggestTags(request: SuggestTagsRequest): Promise<TagSuggestionPage> {
-    return this.#op((ctx) => suggestTags(ctx, request));
-  }
-
-  // ---- workflows -----------------------------------------------------------------------------
-
-  getWorkflow(workflowId: string): Promise<WorkflowRecord | null> {
-    return this.#op((ctx) => workflows.getWorkflow(ctx, workflowId));
-  }
-
-  listWorkflows(request: ListWorkflowsRequest): Promise<WorkflowPage> {
-    return this.#op((ctx) => workflows.listWorkflows(ctx, request));
-  }
-
-  // ---- retention -----------------------------------------------------------------------------
-
-  purgeTerminal(request: PurgeTerminalRequest): Promise<PurgeTerminalResult> {
-    return this.#op((ctx) => purgeTerminal(ctx, request));
-  }
-
-  // ---- observers -----------------------------------------------------------------------------
-
-  registerObserver(request: RegisterObserverRequest): Promise<RegisterObserverResult> {
-    return this.#op((ctx) => observers.registerObserver(ctx, request));
-  }
-
-  removeObserver(request: { readonly observerId: string }): Promise<{ readonly status: "removed" | "notFound" }> {
-    return this.#op((ctx) => observers.removeObserver(ctx, request));
-  }
-
-  claimObserverDeliveries(request: ClaimObserverDeliveriesRequest): Promise<ClaimObserverDeliveriesResult> {
-    return this.#op((ctx) => observers.claimObserverDeliveries(ctx, request));
-  }
-
-  reportObserverDeliveries(request: ReportObserverDeliveriesRequest): Promise<ReportObserverDeliveriesResult> {
-    return this.#op((ctx) => observers.reportObserverDeliveries(ctx, request));
-  }
-
-  getObserver(observerId: string): Promise<ObserverStatus | null> {
-    return this.#op((ctx) => observers.getObserver(ctx, observerId));
-  }
-
-  listObservers(): Promise<readonly ObserverStatus[]> {
-    return this.#op(observers.listObservers);
-  }
-
-  listObserverDeadLetters(observerId: string): Promise<readonly ObserverDeadLetter[]> {
-    return this.#op((ctx) => observers.listObserverDeadLetters(ctx, observerId));
+    return enqueues.enqueue(this.#ctx, request);
   }
 
   // ---- internals -----------------------------------------------------------------------------
 
   /** Runs one operation once the store is open and its schema checked. */
-  async #op<T>(operation: (ctx: StoreContext) => Promise<T>): Promise<T> {
+  protected override async run<T>(operation: (ctx: StoreContext) => Promise<T>): Promise<T> {
     await this.#open();
     return operation(this.#ctx);
   }

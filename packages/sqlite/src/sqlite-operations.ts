@@ -1,73 +1,5 @@
-import {
-  type AuditPage,
-  type Bounds,
-  type CancelResult,
-  type ClaimObserverDeliveriesRequest,
-  type ClaimObserverDeliveriesResult,
-  type ClaimRequest,
-  type ClaimResult,
-  type DependencyEdges,
-  type EnqueueRequest,
-  type EnqueueResult,
-  type EnqueueThroughRequest,
-  type EnqueueWorkflowRequest,
-  type EnqueueWorkflowResult,
-  type EnqueueWorkflowThroughRequest,
-  type EnqueuedThrough,
-  type ExpireLeasesRequest,
-  type ExpireLeasesResult,
-  type FacetRequest,
-  type FacetValue,
-  type HeartbeatRequest,
-  type HeartbeatResult,
-  type HintListener,
-  type JobActionRequest,
-  type JobCount,
-  type JobPage,
-  type JobRecord,
-  type JobStoreOperations,
-  type ListAuditRequest,
-  type ListJobsRequest,
-  type ListWorkflowsRequest,
-  type MigrateResult,
-  type MintDueRequest,
-  type MintResult,
-  type ObserverDeadLetter,
-  type ObserverStatus,
-  type OutcomeResult,
-  type PurgeTerminalRequest,
-  type PurgeTerminalResult,
-  type QueryExecutor,
-  type QueueActionRequest,
-  type QueueActionResult,
-  type QueueSettings,
-  type RegisterObserverRequest,
-  type RegisterObserverResult,
-  type ReleaseRequest,
-  type ReleaseResult,
-  type RemoveScheduleResult,
-  type ReportObserverDeliveriesRequest,
-  type ReportObserverDeliveriesResult,
-  type ReportOutcomesRequest,
-  type RequeueResult,
-  type ScheduleRecord,
-  type ScheduleWithPayload,
-  type SetConcurrencyLimitRequest,
-  type StepHook,
-  type StoreCapabilities,
-  type SuggestTagsRequest,
-  type TagSuggestionPage,
-  type TransitionRecord,
-  type TriggerScheduleRequest,
-  type TriggerScheduleResult,
-  type UpsertScheduleRequest,
-  type UpsertScheduleResult,
-  type WorkflowPage,
-  type WorkflowRecord,
-  Mutex,
-  StoreClosedError,
-  resolveBounds,
-} from "@belay/contract";
+import type * as contract from "@belay/contract";
+import { Mutex, StoreClosedError, resolveBounds } from "@belay/contract";
 import { type CallerExecutor, CallerTransactions } from "./caller-transaction.js";
 import { type Connection, Statements, asStoreError, openConnection } from "./connection.js";
 import { Hints } from "./hints.js";
@@ -93,8 +25,8 @@ type Write<R, T> = (ctx: OpContext, request: R) => Steps<T>;
 type IoWrite<R, T> = (ctx: IoContext, request: R) => Io<T>;
 type Read<R, T> = (ctx: ReadContext, request: R) => T;
 
-const keepEnqueue = (results: readonly EnqueueResult[]): boolean => !results.some((r) => r.status === "rejected");
-const keepWorkflow = (result: EnqueueWorkflowResult): boolean => result.status === "created";
+const keepEnqueue = (results: readonly contract.EnqueueResult[]): boolean => !results.some((r) => r.status === "rejected");
+const keepWorkflow = (result: contract.EnqueueWorkflowResult): boolean => result.status === "created";
 
 /**
  * The Storage Contract's operations on one SQLite connection, behind `SqliteStore`'s checked
@@ -102,12 +34,12 @@ const keepWorkflow = (result: EnqueueWorkflowResult): boolean => result.status =
  * a time under the instance's lock; each write is one `BEGIN IMMEDIATE` transaction, each
  * multi-statement read one snapshot, and each delegates to its function in `sql/`.
  */
-export class SqliteOperations implements JobStoreOperations {
-  readonly capabilities: StoreCapabilities;
+export class SqliteOperations implements contract.JobStoreOperations {
+  readonly capabilities: contract.StoreCapabilities;
   /** The database file, as given. */
   readonly path: string;
   readonly #config: ResolvedSqliteStoreConfig;
-  readonly #bounds: Readonly<Bounds>;
+  readonly #bounds: Readonly<contract.Bounds>;
   readonly #tables: Tables;
   readonly #db: Connection;
   readonly #reads: ReadContext;
@@ -117,7 +49,7 @@ export class SqliteOperations implements JobStoreOperations {
   readonly #mutex = new Mutex();
   readonly #hints = new Hints();
   readonly #callers: CallerTransactions;
-  #hook: StepHook | null = null;
+  #hook: contract.StepHook | null = null;
   #schemaChecked = false;
   #closed = false;
 
@@ -142,11 +74,11 @@ export class SqliteOperations implements JobStoreOperations {
   }
 
   /** See `JobStore.setStepHook`: a returned promise parks the write holding the file's write lock. */
-  setStepHook(hook: StepHook | null): void {
+  setStepHook(hook: contract.StepHook | null): void {
     this.#hook = hook;
   }
 
-  async migrate(): Promise<MigrateResult> {
+  async migrate(): Promise<contract.MigrateResult> {
     this.#assertOpen();
     return this.#mutex.run(async () => {
       this.#assertConnected();
@@ -170,7 +102,7 @@ export class SqliteOperations implements JobStoreOperations {
    * (enqueue, mint, trigger, release, requeue, a retry or released dependent due now). In-process
    * only and lossy; other processes find the work by polling.
    */
-  subscribeHints(listener: HintListener): () => void {
+  subscribeHints(listener: contract.HintListener): () => void {
     this.#assertOpen();
     return this.#hints.subscribe(listener);
   }
@@ -182,12 +114,12 @@ export class SqliteOperations implements JobStoreOperations {
    * open — the jobs are written on that connection inside that transaction (under a savepoint)
    * and exist only if it commits. No hints are sent for them: the store cannot see that commit.
    */
-  async enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
+  async enqueue(request: contract.EnqueueRequest): Promise<readonly contract.EnqueueResult[]> {
     if (request.tx !== undefined) return (await this.#inCaller(this.#onConnection(request.tx), "enqueue", enqueue, request, keepEnqueue)).result;
     return this.#writeIo("enqueue", enqueue, request);
   }
 
-  async enqueueWorkflow(request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult> {
+  async enqueueWorkflow(request: contract.EnqueueWorkflowRequest): Promise<contract.EnqueueWorkflowResult> {
     if (request.tx !== undefined) {
       return (await this.#inCaller(this.#onConnection(request.tx), "enqueueWorkflow", enqueueWorkflow, request, keepWorkflow)).result;
     }
@@ -199,91 +131,91 @@ export class SqliteOperations implements JobStoreOperations {
    * file (checked first: `InvalidTransactionError` otherwise), under a savepoint. `afterCommit()`
    * sends the hints to this store's listeners.
    */
-  enqueueThrough(executor: QueryExecutor, request: EnqueueThroughRequest): Promise<EnqueuedThrough<readonly EnqueueResult[]>> {
+  enqueueThrough(executor: contract.QueryExecutor, request: contract.EnqueueThroughRequest): Promise<contract.EnqueuedThrough<readonly contract.EnqueueResult[]>> {
     return this.#through(executor, "enqueue", enqueue, request, keepEnqueue);
   }
 
-  enqueueWorkflowThrough(executor: QueryExecutor, request: EnqueueWorkflowThroughRequest): Promise<EnqueuedThrough<EnqueueWorkflowResult>> {
+  enqueueWorkflowThrough(executor: contract.QueryExecutor, request: contract.EnqueueWorkflowThroughRequest): Promise<contract.EnqueuedThrough<contract.EnqueueWorkflowResult>> {
     return this.#through(executor, "enqueueWorkflow", enqueueWorkflow, request, keepWorkflow);
   }
 
   // ---- execution -----------------------------------------------------------------------------
 
-  claim(request: ClaimRequest): Promise<ClaimResult> {
+  claim(request: contract.ClaimRequest): Promise<contract.ClaimResult> {
     return this.#write("claim", claim, request);
   }
 
-  reportOutcomes(request: ReportOutcomesRequest): Promise<readonly OutcomeResult[]> {
+  reportOutcomes(request: contract.ReportOutcomesRequest): Promise<readonly contract.OutcomeResult[]> {
     return this.#write("reportOutcomes", reportOutcomes, request);
   }
 
-  heartbeat(request: HeartbeatRequest): Promise<readonly HeartbeatResult[]> {
+  heartbeat(request: contract.HeartbeatRequest): Promise<readonly contract.HeartbeatResult[]> {
     return this.#write("heartbeat", heartbeat, request);
   }
 
-  release(request: ReleaseRequest): Promise<readonly ReleaseResult[]> {
+  release(request: contract.ReleaseRequest): Promise<readonly contract.ReleaseResult[]> {
     return this.#write("release", release, request);
   }
 
-  expireLeases(request: ExpireLeasesRequest): Promise<ExpireLeasesResult> {
+  expireLeases(request: contract.ExpireLeasesRequest): Promise<contract.ExpireLeasesResult> {
     return this.#write("expireLeases", expireLeases, request);
   }
 
   // ---- schedules -----------------------------------------------------------------------------
 
-  upsertSchedule(request: UpsertScheduleRequest): Promise<UpsertScheduleResult> {
+  upsertSchedule(request: contract.UpsertScheduleRequest): Promise<contract.UpsertScheduleResult> {
     return this.#write("upsertSchedule", schedules.upsertSchedule, request);
   }
 
-  removeSchedule(request: { readonly scheduleId: string }): Promise<RemoveScheduleResult> {
+  removeSchedule(request: { readonly scheduleId: string }): Promise<contract.RemoveScheduleResult> {
     return this.#write("removeSchedule", schedules.removeSchedule, request);
   }
 
-  listSchedules(): Promise<readonly ScheduleRecord[]> {
+  listSchedules(): Promise<readonly contract.ScheduleRecord[]> {
     return this.#read(schedules.listSchedules);
   }
 
-  getSchedule(scheduleId: string): Promise<ScheduleWithPayload | null> {
+  getSchedule(scheduleId: string): Promise<contract.ScheduleWithPayload | null> {
     return this.#read(schedules.getSchedule, scheduleId);
   }
 
-  mintDue(request: MintDueRequest): Promise<readonly MintResult[]> {
+  mintDue(request: contract.MintDueRequest): Promise<readonly contract.MintResult[]> {
     return this.#write("mintDue", schedules.mintDue, request);
   }
 
-  triggerSchedule(request: TriggerScheduleRequest): Promise<TriggerScheduleResult> {
+  triggerSchedule(request: contract.TriggerScheduleRequest): Promise<contract.TriggerScheduleResult> {
     return this.#write("triggerSchedule", schedules.triggerSchedule, request);
   }
 
   // ---- operator actions ----------------------------------------------------------------------
 
-  cancelJob(request: JobActionRequest): Promise<CancelResult> {
+  cancelJob(request: contract.JobActionRequest): Promise<contract.CancelResult> {
     return this.#write("cancelJob", operator.cancelJob, request);
   }
 
-  requeueJob(request: JobActionRequest): Promise<RequeueResult> {
+  requeueJob(request: contract.JobActionRequest): Promise<contract.RequeueResult> {
     return this.#write("requeueJob", operator.requeueJob, request);
   }
 
-  pauseQueue(request: QueueActionRequest): Promise<QueueActionResult> {
+  pauseQueue(request: contract.QueueActionRequest): Promise<contract.QueueActionResult> {
     return this.#write("pauseQueue", operator.pauseQueue, request);
   }
 
-  resumeQueue(request: QueueActionRequest): Promise<QueueActionResult> {
+  resumeQueue(request: contract.QueueActionRequest): Promise<contract.QueueActionResult> {
     return this.#write("resumeQueue", operator.resumeQueue, request);
   }
 
-  setConcurrencyLimit(request: SetConcurrencyLimitRequest): Promise<QueueActionResult> {
+  setConcurrencyLimit(request: contract.SetConcurrencyLimitRequest): Promise<contract.QueueActionResult> {
     return this.#write("setConcurrencyLimit", operator.setConcurrencyLimit, request);
   }
 
-  listAuditRecords(request: ListAuditRequest): Promise<AuditPage> {
+  listAuditRecords(request: contract.ListAuditRequest): Promise<contract.AuditPage> {
     return this.#read(listAuditRecords, request);
   }
 
   // ---- monitoring reads ----------------------------------------------------------------------
 
-  getJob(jobId: string): Promise<JobRecord | null> {
+  getJob(jobId: string): Promise<contract.JobRecord | null> {
     return this.#read(getJob, jobId);
   }
 
@@ -291,53 +223,53 @@ export class SqliteOperations implements JobStoreOperations {
     return this.#read(getJobOutput, jobId);
   }
 
-  getJobHistory(jobId: string): Promise<readonly TransitionRecord[]> {
+  getJobHistory(jobId: string): Promise<readonly contract.TransitionRecord[]> {
     return this.#read(getJobHistory, jobId);
   }
 
-  listJobs(request: ListJobsRequest): Promise<JobPage> {
+  listJobs(request: contract.ListJobsRequest): Promise<contract.JobPage> {
     return this.#read(listJobs, request);
   }
 
-  countJobs(): Promise<readonly JobCount[]> {
+  countJobs(): Promise<readonly contract.JobCount[]> {
     return this.#read(countJobs);
   }
 
-  listQueueSettings(): Promise<readonly QueueSettings[]> {
+  listQueueSettings(): Promise<readonly contract.QueueSettings[]> {
     return this.#read(operator.listQueueSettings);
   }
 
-  getDependencies(jobId: string): Promise<DependencyEdges | null> {
+  getDependencies(jobId: string): Promise<contract.DependencyEdges | null> {
     return this.#snapshot(getDependencies, jobId);
   }
 
-  facetTags(request: FacetRequest): Promise<readonly FacetValue[]> {
+  facetTags(request: contract.FacetRequest): Promise<readonly contract.FacetValue[]> {
     return this.#read(facetTags, request);
   }
 
-  suggestTags(request: SuggestTagsRequest): Promise<TagSuggestionPage> {
+  suggestTags(request: contract.SuggestTagsRequest): Promise<contract.TagSuggestionPage> {
     return this.#snapshot(suggestTags, request);
   }
 
   // ---- workflows -----------------------------------------------------------------------------
 
-  getWorkflow(workflowId: string): Promise<WorkflowRecord | null> {
+  getWorkflow(workflowId: string): Promise<contract.WorkflowRecord | null> {
     return this.#snapshot(getWorkflow, workflowId);
   }
 
-  listWorkflows(request: ListWorkflowsRequest): Promise<WorkflowPage> {
+  listWorkflows(request: contract.ListWorkflowsRequest): Promise<contract.WorkflowPage> {
     return this.#snapshot(listWorkflows, request);
   }
 
   // ---- retention -----------------------------------------------------------------------------
 
-  purgeTerminal(request: PurgeTerminalRequest): Promise<PurgeTerminalResult> {
+  purgeTerminal(request: contract.PurgeTerminalRequest): Promise<contract.PurgeTerminalResult> {
     return this.#write("purgeTerminal", purgeTerminal, request);
   }
 
   // ---- observers -----------------------------------------------------------------------------
 
-  registerObserver(request: RegisterObserverRequest): Promise<RegisterObserverResult> {
+  registerObserver(request: contract.RegisterObserverRequest): Promise<contract.RegisterObserverResult> {
     return this.#write("registerObserver", observers.registerObserver, request);
   }
 
@@ -345,23 +277,23 @@ export class SqliteOperations implements JobStoreOperations {
     return this.#write("removeObserver", observers.removeObserver, request);
   }
 
-  claimObserverDeliveries(request: ClaimObserverDeliveriesRequest): Promise<ClaimObserverDeliveriesResult> {
+  claimObserverDeliveries(request: contract.ClaimObserverDeliveriesRequest): Promise<contract.ClaimObserverDeliveriesResult> {
     return this.#write("claimObserverDeliveries", observers.claimObserverDeliveries, request);
   }
 
-  reportObserverDeliveries(request: ReportObserverDeliveriesRequest): Promise<ReportObserverDeliveriesResult> {
+  reportObserverDeliveries(request: contract.ReportObserverDeliveriesRequest): Promise<contract.ReportObserverDeliveriesResult> {
     return this.#write("reportObserverDeliveries", observers.reportObserverDeliveries, request);
   }
 
-  getObserver(observerId: string): Promise<ObserverStatus | null> {
+  getObserver(observerId: string): Promise<contract.ObserverStatus | null> {
     return this.#snapshot(observers.getObserver, observerId);
   }
 
-  listObservers(): Promise<readonly ObserverStatus[]> {
+  listObservers(): Promise<readonly contract.ObserverStatus[]> {
     return this.#snapshot(observers.listObservers);
   }
 
-  listObserverDeadLetters(observerId: string): Promise<readonly ObserverDeadLetter[]> {
+  listObserverDeadLetters(observerId: string): Promise<readonly contract.ObserverDeadLetter[]> {
     return this.#read(observers.listObserverDeadLetters, observerId);
   }
 
@@ -436,12 +368,12 @@ export class SqliteOperations implements JobStoreOperations {
 
   /** Checks `executor` is inside an open transaction on this store's file, then runs the enqueue there. */
   async #through<R, T>(
-    executor: QueryExecutor,
+    executor: contract.QueryExecutor,
     operation: string,
     op: IoWrite<R, T>,
     request: R,
     keep: (result: T) => boolean,
-  ): Promise<EnqueuedThrough<T>> {
+  ): Promise<contract.EnqueuedThrough<T>> {
     this.#assertOpen();
     return this.#inCaller(await this.#callers.through(executor), operation, op, request, keep);
   }
@@ -453,7 +385,7 @@ export class SqliteOperations implements JobStoreOperations {
     op: IoWrite<R, T>,
     request: R,
     keep: (result: T) => boolean,
-  ): Promise<EnqueuedThrough<T>> {
+  ): Promise<contract.EnqueuedThrough<T>> {
     this.#assertSchema();
     const ctx: IoContext = { bounds: this.#bounds, history: this.#config.historyPolicy, hinted: new Set() };
     const step = (name: string) => this.#hook?.({ operation, step: name });

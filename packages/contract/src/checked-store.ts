@@ -1,52 +1,7 @@
-import type { Bounds } from "./bounds.js";
-import type { EnqueueRequest, EnqueueResult } from "./enqueue.js";
+import type * as contract from "./index.js";
 import { CapabilityNotSupportedError, TransactionNotSupportedError } from "./errors.js";
-import type {
-  ClaimRequest,
-  ClaimResult,
-  ExpireLeasesRequest,
-  ExpireLeasesResult,
-  HeartbeatRequest,
-  HeartbeatResult,
-  OutcomeResult,
-  ReleaseRequest,
-  ReleaseResult,
-  ReportOutcomesRequest,
-} from "./execution.js";
 import { requireId } from "./input.js";
 import type { HintListener, JobStore, MigrateResult, StepHook, StoreCapabilities } from "./job-store.js";
-import type { JobRecord, TransitionRecord } from "./job.js";
-import type {
-  DependencyEdges,
-  FacetRequest,
-  FacetValue,
-  JobCount,
-  JobPage,
-  ListJobsRequest,
-  SuggestTagsRequest,
-  TagSuggestionPage,
-} from "./monitoring.js";
-import type {
-  ClaimObserverDeliveriesRequest,
-  ClaimObserverDeliveriesResult,
-  ObserverDeadLetter,
-  ObserverStatus,
-  RegisterObserverRequest,
-  RegisterObserverResult,
-  ReportObserverDeliveriesRequest,
-  ReportObserverDeliveriesResult,
-} from "./observers.js";
-import type {
-  AuditPage,
-  CancelResult,
-  JobActionRequest,
-  ListAuditRequest,
-  QueueActionRequest,
-  QueueActionResult,
-  QueueSettings,
-  RequeueResult,
-  SetConcurrencyLimitRequest,
-} from "./operator.js";
 import {
   assertClaimObserverDeliveriesRequest,
   assertClaimRequest,
@@ -72,31 +27,6 @@ import {
   assertTriggerScheduleRequest,
   assertUpsertScheduleRequest,
 } from "./requests.js";
-import type { PurgeTerminalRequest, PurgeTerminalResult } from "./retention.js";
-import type {
-  MintDueRequest,
-  MintResult,
-  RemoveScheduleResult,
-  ScheduleRecord,
-  ScheduleWithPayload,
-  TriggerScheduleRequest,
-  TriggerScheduleResult,
-  UpsertScheduleRequest,
-  UpsertScheduleResult,
-} from "./schedules.js";
-import type {
-  EnqueueThroughRequest,
-  EnqueueWorkflowThroughRequest,
-  EnqueuedThrough,
-  QueryExecutor,
-} from "./through.js";
-import type {
-  EnqueueWorkflowRequest,
-  EnqueueWorkflowResult,
-  ListWorkflowsRequest,
-  WorkflowPage,
-  WorkflowRecord,
-} from "./workflows.js";
 
 /**
  * The operations a store implements behind the checked front: the same signatures as
@@ -128,7 +58,7 @@ export class CheckedJobStore<Operations extends JobStoreOperations = JobStoreOpe
   readonly capabilities: StoreCapabilities;
   /** The unchecked operations this front guards. */
   protected readonly operations: Operations;
-  readonly #bounds: Readonly<Bounds>;
+  readonly #bounds: Readonly<contract.Bounds>;
 
   constructor(operations: Operations) {
     this.operations = operations;
@@ -146,26 +76,26 @@ export class CheckedJobStore<Operations extends JobStoreOperations = JobStoreOpe
 
   // ---- enqueue -------------------------------------------------------------------------------
 
-  async enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
+  async enqueue(request: contract.EnqueueRequest): Promise<readonly contract.EnqueueResult[]> {
     assertEnqueueRequest(request);
     return this.operations.enqueue(request);
   }
 
-  async enqueueWorkflow(request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult> {
+  async enqueueWorkflow(request: contract.EnqueueWorkflowRequest): Promise<contract.EnqueueWorkflowResult> {
     assertEnqueueWorkflowRequest(request);
     return this.operations.enqueueWorkflow(request);
   }
 
-  async enqueueThrough(executor: QueryExecutor, request: EnqueueThroughRequest): Promise<EnqueuedThrough<readonly EnqueueResult[]>> {
+  async enqueueThrough(executor: contract.QueryExecutor, request: contract.EnqueueThroughRequest): Promise<contract.EnqueuedThrough<readonly contract.EnqueueResult[]>> {
     const operations = this.#through();
     assertEnqueueRequest(request);
     return operations.enqueueThrough(executor, request);
   }
 
   async enqueueWorkflowThrough(
-    executor: QueryExecutor,
-    request: EnqueueWorkflowThroughRequest,
-  ): Promise<EnqueuedThrough<EnqueueWorkflowResult>> {
+    executor: contract.QueryExecutor,
+    request: contract.EnqueueWorkflowThroughRequest,
+  ): Promise<contract.EnqueuedThrough<contract.EnqueueWorkflowResult>> {
     const operations = this.#through();
     assertEnqueueWorkflowRequest(request);
     return operations.enqueueWorkflowThrough(executor, request);
@@ -173,97 +103,97 @@ export class CheckedJobStore<Operations extends JobStoreOperations = JobStoreOpe
 
   // ---- execution -----------------------------------------------------------------------------
 
-  async claim(request: ClaimRequest): Promise<ClaimResult> {
+  async claim(request: contract.ClaimRequest): Promise<contract.ClaimResult> {
     assertClaimRequest(request, this.#bounds);
     return this.operations.claim(request);
   }
 
-  async reportOutcomes(request: ReportOutcomesRequest): Promise<readonly OutcomeResult[]> {
+  async reportOutcomes(request: contract.ReportOutcomesRequest): Promise<readonly contract.OutcomeResult[]> {
     assertReportOutcomesRequest(request, this.#bounds);
     return this.operations.reportOutcomes(request);
   }
 
-  async heartbeat(request: HeartbeatRequest): Promise<readonly HeartbeatResult[]> {
+  async heartbeat(request: contract.HeartbeatRequest): Promise<readonly contract.HeartbeatResult[]> {
     assertHeartbeatRequest(request, this.#bounds);
     return this.operations.heartbeat(request);
   }
 
-  async release(request: ReleaseRequest): Promise<readonly ReleaseResult[]> {
+  async release(request: contract.ReleaseRequest): Promise<readonly contract.ReleaseResult[]> {
     assertReleaseRequest(request, this.#bounds);
     return this.operations.release(request);
   }
 
-  async expireLeases(request: ExpireLeasesRequest): Promise<ExpireLeasesResult> {
+  async expireLeases(request: contract.ExpireLeasesRequest): Promise<contract.ExpireLeasesResult> {
     assertExpireLeasesRequest(request, this.#bounds);
     return this.operations.expireLeases(request);
   }
 
   // ---- schedules -----------------------------------------------------------------------------
 
-  async upsertSchedule(request: UpsertScheduleRequest): Promise<UpsertScheduleResult> {
+  async upsertSchedule(request: contract.UpsertScheduleRequest): Promise<contract.UpsertScheduleResult> {
     assertUpsertScheduleRequest(request, this.#bounds);
     return this.operations.upsertSchedule(request);
   }
 
-  async removeSchedule(request: { readonly scheduleId: string }): Promise<RemoveScheduleResult> {
+  async removeSchedule(request: { readonly scheduleId: string }): Promise<contract.RemoveScheduleResult> {
     requireId(request?.scheduleId, "scheduleId", this.#bounds);
     return this.operations.removeSchedule(request);
   }
 
-  listSchedules(): Promise<readonly ScheduleRecord[]> {
+  listSchedules(): Promise<readonly contract.ScheduleRecord[]> {
     return this.operations.listSchedules();
   }
 
-  async getSchedule(scheduleId: string): Promise<ScheduleWithPayload | null> {
+  async getSchedule(scheduleId: string): Promise<contract.ScheduleWithPayload | null> {
     assertLookupId(scheduleId, "scheduleId");
     return this.operations.getSchedule(scheduleId);
   }
 
-  async mintDue(request: MintDueRequest): Promise<readonly MintResult[]> {
+  async mintDue(request: contract.MintDueRequest): Promise<readonly contract.MintResult[]> {
     assertMintDueRequest(request, this.#bounds);
     return this.operations.mintDue(request);
   }
 
-  async triggerSchedule(request: TriggerScheduleRequest): Promise<TriggerScheduleResult> {
+  async triggerSchedule(request: contract.TriggerScheduleRequest): Promise<contract.TriggerScheduleResult> {
     assertTriggerScheduleRequest(request, this.#bounds);
     return this.operations.triggerSchedule(request);
   }
 
   // ---- operator actions ----------------------------------------------------------------------
 
-  async cancelJob(request: JobActionRequest): Promise<CancelResult> {
+  async cancelJob(request: contract.JobActionRequest): Promise<contract.CancelResult> {
     assertJobActionRequest(request, this.#bounds);
     return this.operations.cancelJob(request);
   }
 
-  async requeueJob(request: JobActionRequest): Promise<RequeueResult> {
+  async requeueJob(request: contract.JobActionRequest): Promise<contract.RequeueResult> {
     assertJobActionRequest(request, this.#bounds);
     return this.operations.requeueJob(request);
   }
 
-  async pauseQueue(request: QueueActionRequest): Promise<QueueActionResult> {
+  async pauseQueue(request: contract.QueueActionRequest): Promise<contract.QueueActionResult> {
     assertQueueActionRequest(request, this.#bounds);
     return this.operations.pauseQueue(request);
   }
 
-  async resumeQueue(request: QueueActionRequest): Promise<QueueActionResult> {
+  async resumeQueue(request: contract.QueueActionRequest): Promise<contract.QueueActionResult> {
     assertQueueActionRequest(request, this.#bounds);
     return this.operations.resumeQueue(request);
   }
 
-  async setConcurrencyLimit(request: SetConcurrencyLimitRequest): Promise<QueueActionResult> {
+  async setConcurrencyLimit(request: contract.SetConcurrencyLimitRequest): Promise<contract.QueueActionResult> {
     assertSetConcurrencyLimitRequest(request, this.#bounds);
     return this.operations.setConcurrencyLimit(request);
   }
 
-  async listAuditRecords(request: ListAuditRequest = {}): Promise<AuditPage> {
+  async listAuditRecords(request: contract.ListAuditRequest = {}): Promise<contract.AuditPage> {
     assertListAuditRequest(request);
     return this.operations.listAuditRecords(request);
   }
 
   // ---- monitoring reads ----------------------------------------------------------------------
 
-  async getJob(jobId: string): Promise<JobRecord | null> {
+  async getJob(jobId: string): Promise<contract.JobRecord | null> {
     assertLookupId(jobId, "jobId");
     return this.operations.getJob(jobId);
   }
@@ -273,61 +203,61 @@ export class CheckedJobStore<Operations extends JobStoreOperations = JobStoreOpe
     return this.operations.getJobOutput(jobId);
   }
 
-  async getJobHistory(jobId: string): Promise<readonly TransitionRecord[]> {
+  async getJobHistory(jobId: string): Promise<readonly contract.TransitionRecord[]> {
     assertLookupId(jobId, "jobId");
     return this.operations.getJobHistory(jobId);
   }
 
-  async listJobs(request: ListJobsRequest = {}): Promise<JobPage> {
+  async listJobs(request: contract.ListJobsRequest = {}): Promise<contract.JobPage> {
     assertListJobsRequest(request, this.#bounds);
     return this.operations.listJobs(request);
   }
 
-  countJobs(): Promise<readonly JobCount[]> {
+  countJobs(): Promise<readonly contract.JobCount[]> {
     return this.operations.countJobs();
   }
 
-  listQueueSettings(): Promise<readonly QueueSettings[]> {
+  listQueueSettings(): Promise<readonly contract.QueueSettings[]> {
     return this.operations.listQueueSettings();
   }
 
-  async getDependencies(jobId: string): Promise<DependencyEdges | null> {
+  async getDependencies(jobId: string): Promise<contract.DependencyEdges | null> {
     assertLookupId(jobId, "jobId");
     return this.operations.getDependencies(jobId);
   }
 
-  async facetTags(request: FacetRequest): Promise<readonly FacetValue[]> {
+  async facetTags(request: contract.FacetRequest): Promise<readonly contract.FacetValue[]> {
     assertFacetRequest(request, this.#bounds);
     return this.operations.facetTags(request);
   }
 
-  async suggestTags(request: SuggestTagsRequest): Promise<TagSuggestionPage> {
+  async suggestTags(request: contract.SuggestTagsRequest): Promise<contract.TagSuggestionPage> {
     assertSuggestTagsRequest(request);
     return this.operations.suggestTags(request);
   }
 
   // ---- workflows -----------------------------------------------------------------------------
 
-  async getWorkflow(workflowId: string): Promise<WorkflowRecord | null> {
+  async getWorkflow(workflowId: string): Promise<contract.WorkflowRecord | null> {
     assertLookupId(workflowId, "workflowId");
     return this.operations.getWorkflow(workflowId);
   }
 
-  async listWorkflows(request: ListWorkflowsRequest = {}): Promise<WorkflowPage> {
+  async listWorkflows(request: contract.ListWorkflowsRequest = {}): Promise<contract.WorkflowPage> {
     assertListWorkflowsRequest(request);
     return this.operations.listWorkflows(request);
   }
 
   // ---- retention -----------------------------------------------------------------------------
 
-  async purgeTerminal(request: PurgeTerminalRequest): Promise<PurgeTerminalResult> {
+  async purgeTerminal(request: contract.PurgeTerminalRequest): Promise<contract.PurgeTerminalResult> {
     assertPurgeTerminalRequest(request);
     return this.operations.purgeTerminal(request);
   }
 
   // ---- observers -----------------------------------------------------------------------------
 
-  async registerObserver(request: RegisterObserverRequest): Promise<RegisterObserverResult> {
+  async registerObserver(request: contract.RegisterObserverRequest): Promise<contract.RegisterObserverResult> {
     assertRegisterObserverRequest(request, this.#bounds);
     return this.operations.registerObserver(request);
   }
@@ -337,26 +267,26 @@ export class CheckedJobStore<Operations extends JobStoreOperations = JobStoreOpe
     return this.operations.removeObserver(request);
   }
 
-  async claimObserverDeliveries(request: ClaimObserverDeliveriesRequest): Promise<ClaimObserverDeliveriesResult> {
+  async claimObserverDeliveries(request: contract.ClaimObserverDeliveriesRequest): Promise<contract.ClaimObserverDeliveriesResult> {
     assertClaimObserverDeliveriesRequest(request, this.#bounds);
     return this.operations.claimObserverDeliveries(request);
   }
 
-  async reportObserverDeliveries(request: ReportObserverDeliveriesRequest): Promise<ReportObserverDeliveriesResult> {
+  async reportObserverDeliveries(request: contract.ReportObserverDeliveriesRequest): Promise<contract.ReportObserverDeliveriesResult> {
     assertReportObserverDeliveriesRequest(request, this.#bounds);
     return this.operations.reportObserverDeliveries(request);
   }
 
-  async getObserver(observerId: string): Promise<ObserverStatus | null> {
+  async getObserver(observerId: string): Promise<contract.ObserverStatus | null> {
     assertLookupId(observerId, "observerId");
     return this.operations.getObserver(observerId);
   }
 
-  listObservers(): Promise<readonly ObserverStatus[]> {
+  listObservers(): Promise<readonly contract.ObserverStatus[]> {
     return this.operations.listObservers();
   }
 
-  async listObserverDeadLetters(observerId: string): Promise<readonly ObserverDeadLetter[]> {
+  async listObserverDeadLetters(observerId: string): Promise<readonly contract.ObserverDeadLetter[]> {
     assertLookupId(observerId, "observerId");
     return this.operations.listObserverDeadLetters(observerId);
   }

@@ -129,6 +129,11 @@ export interface StoreCapabilities {
   /** `setStepHook` is implemented: the test hook the atomicity clauses of the conformance suite use. */
   readonly stepHook: boolean;
   readonly bounds: Readonly<Bounds>;
+  /**
+   * How much history this store records. Configuration, not schema: stores with different
+   * policies (or bounds) may be opened on the same data one after another, without a migration;
+   * each records under its own policy, and history already recorded stays readable.
+   */
   readonly historyPolicy: HistoryPolicy;
 }
 
@@ -162,8 +167,11 @@ export interface JobStore {
 
   /**
    * Creates or upgrades the schema to the version this store knows. Concurrent callers serialize
-   * on a database lock and re-check the version, so the schema is created once. Throws
-   * `SchemaVersionError` when the database is at a newer version than the store knows.
+   * on a database lock and re-check the version, so the schema is created once: exactly one of
+   * them reports `fromVersion` 0 on a fresh database, the others the version it created. Throws
+   * `SchemaVersionError` when the database is at a newer version than the store knows. Before the
+   * schema exists every other operation throws `SchemaNotMigratedError`, writing nothing; against
+   * a newer schema that requires a newer store, `SchemaVersionError`.
    */
   migrate(): Promise<MigrateResult>;
 
@@ -185,6 +193,14 @@ export interface JobStore {
   /**
    * Enqueues a workflow and all its members atomically. Members may come in any order; every
    * parent must be a member (containment). Workflow ids are idempotent like job ids.
+   *
+   * A faulty workflow is answered with the first fault in a fixed order: the workflow's own
+   * fields (id, name, member count); an existing workflow id (`duplicate`); then the members in
+   * input order, each by its own fields, then an id repeating an earlier member's, then an id
+   * another job holds (`BELAY_JOB_EXISTS`); then containment, members in input order; then a
+   * cycle. Concurrent calls answer as some serial order would: of two calls with one workflow id
+   * one is `created` and the other `duplicate`; of two workflows sharing a member id one is
+   * `created` and the other `rejected` with `BELAY_JOB_EXISTS` — never an error.
    */
   enqueueWorkflow(request: EnqueueWorkflowRequest): Promise<EnqueueWorkflowResult>;
 
@@ -195,7 +211,9 @@ export interface JobStore {
    * oldest due first within a queue (ties: enqueue order), paused queues skipped, each queue's
    * concurrency limit honoured (usage = its leased jobs). Each claimed job becomes `leased` by
    * `workerId`, attempt + 1, lease to `now + leaseMs`, one transition. Concurrent claimers never
-   * receive the same job.
+   * receive the same job, and together never lease more of a queue than its limit. The result
+   * lists the jobs in that same order: queue by queue as requested, within a queue oldest due
+   * first, ties in enqueue order (`seq`).
    */
   claim(request: ClaimRequest): Promise<ClaimResult>;
 
@@ -205,7 +223,11 @@ export interface JobStore {
    * dead-letters when it is `null`; `cancelled` cancels; `unroutable` quarantines. A job with a
    * pending cancel request that would be rescheduled is cancelled instead. Terminal jobs resolve
    * their children's latches (and `onSuccess` cancellation cascades, to grandchildren and
-   * beyond) in the same transaction. Added tags ride the same fence.
+   * beyond) in the same transaction. Added tags ride the same fence. A batch is answered row by
+   * row whatever its size: `bounds.claimBatch` clamps claims, never a report (nor a heartbeat or
+   * a release), so no outcome is ever dropped. Parents ending at the same time as children are
+   * enqueued, or as other parents of the same children end, leave every child as some serial
+   * order would — never waiting on parents that have all ended — and never deadlock.
    */
   reportOutcomes(request: ReportOutcomesRequest): Promise<readonly OutcomeResult[]>;
 
@@ -300,14 +322,22 @@ export interface JobStore {
   getDependencies(jobId: string): Promise<DependencyEdges | null>;
   /** Distinct-job counts per value of one tag key (`""` = labels) within a scope. */
   facetTags(request: FacetRequest): Promise<readonly FacetValue[]>;
-  /** Prefix completion over every tag in the store. */
+  /**
+   * Prefix completion over every tag in the store: without `key`, labels then keys; with a key,
+   * that key's values. The empty key is the labels' key: `key: ""` offers labels only (never keys
+   * nor keyed values), as `value` suggestions of the key `""`.
+   */
   suggestTags(request: SuggestTagsRequest): Promise<TagSuggestionPage>;
 
   // ---- workflows -----------------------------------------------------------------------------
 
   /** The workflow with its members' states and derived status, or `null`. */
   getWorkflow(workflowId: string): Promise<WorkflowRecord | null>;
-  /** Oldest first. */
+  /**
+   * Oldest first: in enqueue order (store-assigned, as `listJobs`'s `seq`). `createdAt` is the
+   * enqueuing caller's `now` and does not reorder the list. Each record carries the derived
+   * status and member counts, as `getWorkflow` does.
+   */
   listWorkflows(request?: ListWorkflowsRequest): Promise<WorkflowPage>;
 
   // ---- retention -----------------------------------------------------------------------------
@@ -343,7 +373,9 @@ export interface JobStore {
   /**
    * Subscribes to wake-up hints (only when `capabilities.wakeUpHints`). Hints are lossy and only
    * make a worker poll sooner: the system behaves the same, minus latency, if every hint is
-   * dropped, duplicated or delayed. Returns the unsubscribe function.
+   * dropped, duplicated or delayed. Returns the unsubscribe function: once it is called the
+   * listener is never called again (calling it twice is harmless). A listener that throws fails
+   * no write and keeps no other listener from hearing.
    */
   subscribeHints?(listener: HintListener): () => void;
 

@@ -18,6 +18,12 @@ export interface EndedParent {
 // scheduled — due at the later of its own due time and now — when the latch reaches zero. The
 // children cancelled here are the parents of the next round. Their transitions record
 // `parentFailed` for a cancel and `parentsResolved` for a released latch.
+//
+// The children are locked first, in seq order, and decided from the rows as locked: when two
+// parents of one child end at once, the second waits for the first and counts the latch down from
+// what the first left (a decision taken from the statement's snapshot would count from the value
+// before the first, and leave the child waiting on ended parents). One lock order for every writer
+// (seq) keeps two of them sharing children from deadlocking.
 const RESOLVE_CHILDREN = (S: string) => `
 WITH p AS (
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::int2[]) AS p(seq, id, state)
@@ -29,11 +35,17 @@ hits AS (
   FROM ${S}.job_edges e JOIN p ON p.seq = e.parent_seq
   GROUP BY e.child_seq
 ),
+locked AS MATERIALIZED (
+  SELECT c.seq, c.dependency_mode, c.parents_remaining FROM ${S}.jobs c
+  WHERE c.seq = ANY(ARRAY(SELECT h.child_seq FROM hits h)) AND c.state = ${STATE.awaitingParents}
+  ORDER BY c.seq
+  FOR NO KEY UPDATE
+),
 decided AS (
   SELECT h.child_seq, h.n, h.failed_cause,
-         CASE WHEN c.dependency_mode = ${DEPENDENCY_MODE_CODES.onSuccess} AND h.failed_cause IS NOT NULL THEN ${STATE.cancelled}
-              WHEN c.parents_remaining - h.n <= 0 THEN ${STATE.scheduled} ELSE ${STATE.awaitingParents} END AS next_state
-  FROM hits h JOIN ${S}.jobs c ON c.seq = h.child_seq
+         CASE WHEN l.dependency_mode = ${DEPENDENCY_MODE_CODES.onSuccess} AND h.failed_cause IS NOT NULL THEN ${STATE.cancelled}
+              WHEN l.parents_remaining - h.n <= 0 THEN ${STATE.scheduled} ELSE ${STATE.awaitingParents} END AS next_state
+  FROM hits h JOIN locked l ON l.seq = h.child_seq
 ),
 moved AS (
   UPDATE ${S}.jobs c SET

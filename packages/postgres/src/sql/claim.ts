@@ -29,7 +29,8 @@ const STATE = JOB_STATE_CODES;
  * shape depends on row estimates (a generic plan once chose a hash join over the whole table).
  *
  * The job's own retry policy comes back from the row the update returns (no join, no extra read);
- * the transitions record the claim as their cause and the claiming worker (`$5`).
+ * the transitions record the claim as their cause and the claiming worker (`$5`). The jobs come
+ * back in claim order: queue by queue as requested, oldest due first, ties in enqueue order.
  */
 export const CLAIM = (S: string) => `
 WITH settings AS MATERIALIZED (
@@ -84,7 +85,8 @@ next_due AS (
 SELECT
   (SELECT coalesce(json_agg(json_build_array(c.seq, c.id, c.job_name, c.queue, c.payload, c.attempt, c.releases, c.due_at,
      c.enqueued_at, c.lease_expires_at, c.tags, c.parent_ids, c.dependency_mode, c.trace_context, c.schedule_id,
-     c.workflow_id, c.retry::json) ORDER BY c.seq), '[]')::text FROM claimed c) AS jobs,
+     c.workflow_id, c.retry::json) ORDER BY s.ord, c.due_at, c.seq), '[]')::text
+   FROM claimed c JOIN settings s ON s.queue = c.queue) AS jobs,
   (SELECT due_at FROM next_due) AS next_due_at,
   (SELECT yes FROM blocked) AS blocked,
   (SELECT coalesce(json_agg(queue), '[]')::text FROM settings WHERE concurrency_limit IS NOT NULL) AS limited`;

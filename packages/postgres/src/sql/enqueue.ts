@@ -167,9 +167,11 @@ export async function insertJobs(
 // parent waits for this transaction, then re-reads the row — with the `has_children` that the
 // insert sets for the parents of the jobs it creates — and so looks for the new child's edge.
 // Nothing is written here: a call refused or found duplicate after this read leaves no trace.
+// Rows are locked in seq order, the order every statement that writes several jobs locks them
+// in, so that two writers sharing rows queue up behind each other instead of deadlocking.
 const LOCK_PARENTS = (S: string) => `
 WITH parents AS (
-  SELECT id, state FROM ${S}.jobs WHERE id = ANY($1::text[]) FOR NO KEY UPDATE
+  SELECT id, state FROM ${S}.jobs WHERE id = ANY($1::text[]) ORDER BY seq FOR NO KEY UPDATE
 )
 SELECT 'parent' AS kind, id, state FROM parents
 UNION ALL

@@ -91,6 +91,15 @@ cur AS MATERIALIZED (
   ) m ON r.add_tags IS NOT NULL
   WHERE j.state = ${STATE.leased} AND j.lease_owner = r.worker_id AND j.attempt = r.attempt AND j.lease_expires_at > $11
 ),
+-- The rows to update, locked in seq order whatever the order of the reports: the one order every
+-- writer of several jobs takes its locks in, so a batch and an enqueue naming its jobs as parents
+-- (or another batch) wait for each other instead of deadlocking.
+locked AS MATERIALIZED (
+  SELECT j.seq FROM ${S}.jobs j
+  WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM cur x WHERE x.valid AND (x.add_tags IS NULL OR x.tag_count <= $15)))
+  ORDER BY j.seq
+  FOR NO KEY UPDATE
+),
 ended AS (
   UPDATE ${S}.jobs j SET
     state = CASE c.kind
@@ -110,7 +119,7 @@ ended AS (
     tags = coalesce(c.merged, j.tags),
     transition_count = j.transition_count + 1
   FROM cur c
-  WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM cur x WHERE x.valid AND (x.add_tags IS NULL OR x.tag_count <= $15)))
+  WHERE j.seq = ANY(ARRAY(SELECT l.seq FROM locked l))
     AND j.seq = c.seq
     -- The fence again, on the row's latest version. The leased state is compared with the copy
     -- read by cur (always leased), not with a literal: no partial index then matches this update, and

@@ -10,6 +10,7 @@ import {
   type QueryRow,
   type WorkflowPage,
   type WorkflowRecord,
+  TransientStoreError,
   checkWorkflow,
   clampToBound,
   decodeSeqCursor,
@@ -74,10 +75,9 @@ async function insertWorkflow(
     });
     const outcomes = await insertJobs(session, ctx.sql, planned, now, ctx.history, "enqueued");
     const raced = planned.find((_, i) => outcomes[i]!.seq === null);
-    if (raced !== undefined) {
-      // Another writer took a member's id after the check: refuse the whole workflow.
-      throw new Error(`job ${raced.job.id} was created concurrently; retry the workflow`);
-    }
+    // Another writer took a member's id after the check (the insert waited for it to commit):
+    // undo everything and plan again, which now finds the id taken.
+    if (raced !== undefined) throw new MemberRaced(raced.job.id);
     await session.step("members inserted");
     const created = new Map<string, Extract<EnqueueResult, { status: "created" }>>();
     planned.forEach((p, i) => {
@@ -88,12 +88,34 @@ async function insertWorkflow(
     return { status: "created", jobs: workflow.jobs.map((j) => created.get(j.id)!) };
   };
 
-  if (caller !== undefined) {
-    return ctx.executor.runInCallerTransaction(caller, "enqueueWorkflow", (r) => r.status === "created", body);
+  const attempt = (): Promise<EnqueueWorkflowResult> =>
+    caller !== undefined
+      ? ctx.executor.runInCallerTransaction(caller, "enqueueWorkflow", (r) => r.status === "created", body)
+      : ctx.executor.run("enqueueWorkflow", "transaction", body);
+  for (let tries = 1; ; tries++) {
+    try {
+      const result = await attempt();
+      if (caller === undefined && result.status === "created") ctx.hint(due.queues);
+      return result;
+    } catch (error) {
+      if (!(error instanceof MemberRaced)) throw error;
+      // Under READ COMMITTED each new plan sees the writer that won; a caller's transaction at a
+      // stricter level may never see it, and is told to retry instead.
+      if (tries >= MEMBER_RACE_ATTEMPTS) {
+        throw new TransientStoreError(`enqueueWorkflow: job ${error.jobId} was created concurrently; nothing was written`, { cause: error });
+      }
+    }
   }
-  const result = await ctx.executor.run("enqueueWorkflow", "transaction", body);
-  if (result.status === "created") ctx.hint(due.queues);
-  return result;
+}
+
+/** How often a workflow whose member ids were taken meanwhile is planned again before giving up. */
+const MEMBER_RACE_ATTEMPTS = 3;
+
+/** A member's insert met a job created after the plan checked its id: the body is rolled back and planned again. */
+class MemberRaced extends Error {
+  constructor(readonly jobId: string) {
+    super(`job ${jobId} was created concurrently`);
+  }
 }
 
 const WORKFLOW_COLUMNS = (S: string) => `w.seq, w.id, w.name, w.created_at,

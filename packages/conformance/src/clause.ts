@@ -1,5 +1,5 @@
 import { it } from "vitest";
-import type { SuiteContext } from "./suite-context.js";
+import type { ConformanceHooks, SuiteContext } from "./suite-context.js";
 
 /** Clauses touching real databases can take a while; none should take longer than this. */
 const CLAUSE_TIMEOUT_MS = 60_000;
@@ -13,17 +13,24 @@ export function clause(title: string, body: () => Promise<void>): void {
  * What a clause needs beyond the mandatory contract: `stepHook` (the store declares
  * `capabilities.stepHook`), `transactions` (the store declares `transactionalEnqueue` and the
  * adapter grants `hooks.beginTransaction`), `enqueueThrough` (the store declares it and the
- * adapter's transactions carry an `executor`).
+ * adapter's transactions carry an `executor`), `wakeUpHints` (the store declares it).
  */
-export type ClauseNeed = "stepHook" | "transactions" | "enqueueThrough";
+export type ClauseNeed = "stepHook" | "transactions" | "enqueueThrough" | "wakeUpHints";
 
 /** Why `need` is not met by this adapter, or `null` when it is; `declared` says whether the store claims the capability. */
 export async function unmet(ctx: SuiteContext, need: ClauseNeed): Promise<{ readonly reason: string; readonly declared: boolean } | null> {
   const capabilities = await ctx.capabilities();
-  const flag = need === "stepHook" ? capabilities.stepHook : need === "transactions" ? capabilities.transactionalEnqueue : capabilities.enqueueThrough;
+  const flag =
+    need === "stepHook"
+      ? capabilities.stepHook
+      : need === "transactions"
+        ? capabilities.transactionalEnqueue
+        : need === "wakeUpHints"
+          ? capabilities.wakeUpHints
+          : capabilities.enqueueThrough;
   const name = need === "transactions" ? "transactionalEnqueue" : need;
   if (!flag) return { reason: `the store declares no capabilities.${name}`, declared: false };
-  if (need === "stepHook" || ctx.hooks.beginTransaction) return null;
+  if (need === "stepHook" || need === "wakeUpHints" || ctx.hooks.beginTransaction) return null;
   return { reason: `the store declares ${name} but the adapter grants no hooks.beginTransaction`, declared: true };
 }
 
@@ -47,6 +54,27 @@ export function clauseNeeding(
       if (missing === null) return body();
       if (!missing.declared && otherwise !== undefined) return otherwise();
       test.skip(`not proven: ${missing.reason}`);
+    },
+    CLAUSE_TIMEOUT_MS,
+  );
+}
+
+/**
+ * A clause that needs powers only the adapter can grant (`hooks`): reported as skipped with what
+ * is missing (`not proven: …`) when the adapter grants any of them not — never a silent pass.
+ */
+export function clauseGranted(
+  ctx: SuiteContext,
+  needs: readonly (keyof ConformanceHooks)[],
+  title: string,
+  body: () => Promise<void>,
+): void {
+  it(
+    title,
+    async (test) => {
+      const missing = needs.filter((hook) => ctx.hooks[hook] === undefined);
+      if (missing.length === 0) return body();
+      test.skip(`not proven: the adapter grants no ${missing.map((hook) => `hooks.${hook}`).join(", ")}`);
     },
     CLAUSE_TIMEOUT_MS,
   );

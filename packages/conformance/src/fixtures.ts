@@ -1,4 +1,5 @@
 import {
+  type AuditRecord,
   type ClaimedJob,
   type EnqueueResult,
   type Instant,
@@ -111,4 +112,27 @@ export async function allJobIds(store: JobStore): Promise<string[]> {
     after = page.nextCursor ?? undefined;
   } while (after !== undefined);
   return ids;
+}
+
+/** Runs `action` again on retriable conflicts (which commit nothing), as a worker would; gives up after 20 tries. */
+export async function retryTransient<T>(action: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await action();
+    } catch (error) {
+      if (tries >= 20 || !isBelayError(error, "BELAY_TRANSIENT_STORE")) throw error;
+    }
+  }
+}
+
+/** Every audit record about `target`, oldest first, following the cursor. */
+export async function auditOf(store: JobStore, target: string): Promise<AuditRecord[]> {
+  const records: AuditRecord[] = [];
+  let after: string | undefined;
+  do {
+    const page = await store.listAuditRecords(after === undefined ? { target } : { target, after });
+    records.push(...page.records);
+    after = page.nextCursor ?? undefined;
+  } while (after !== undefined);
+  return records;
 }

@@ -75,3 +75,36 @@ export async function expectAtomic(
   }
   return points.length;
 }
+
+/**
+ * Interleaves two writes deterministically: `first` runs on `store` until it reaches a step
+ * matching `match` and is parked there, inside its transaction, holding whatever it holds; then
+ * `second` starts (typically on a peer) and is given `ms` to finish or to block on `first`; then
+ * `first` goes on. Both must settle; their results come back in that order.
+ */
+export async function whileParked<A, B>(
+  ctx: SuiteContext,
+  store: JobStore,
+  match: (point: StepPoint) => boolean,
+  first: () => Promise<A>,
+  second: () => Promise<B>,
+  ms = 200,
+): Promise<[A, B]> {
+  const parked = parkAt(ctx, store, match);
+  const a = first();
+  // A deadline, not a speed: only an operation that never gets there fails.
+  const reached = await Promise.race([parked.reached.then(() => true), a.then(() => false, () => false)]);
+  try {
+    expect(reached, "the first write reaches the step it is parked at").toBe(true);
+    const b = second();
+    await settlesWithin(b, ms);
+    parked.release();
+    const [ra, rb] = await Promise.allSettled([a, b]);
+    if (ra.status === "rejected") throw ra.reason;
+    if (rb.status === "rejected") throw rb.reason;
+    return [ra.value, rb.value];
+  } finally {
+    parked.release();
+    ctx.setStepHook(store, null);
+  }
+}

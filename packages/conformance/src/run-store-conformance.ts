@@ -1,12 +1,17 @@
 import type { JobStore, StoreCapabilities } from "@belay/contract";
 import { afterEach, describe } from "vitest";
 import { atomicityClauses } from "./clauses/atomicity.js";
+import { boundClauses } from "./clauses/bounds.js";
 import { claimClauses } from "./clauses/claim.js";
+import { concurrencyClauses } from "./clauses/concurrency.js";
 import { enqueueClauses } from "./clauses/enqueue.js";
 import { expiryClauses } from "./clauses/expiry.js";
+import { hintClauses } from "./clauses/hints.js";
 import { historyClauses } from "./clauses/history.js";
 import { inputClauses } from "./clauses/input.js";
 import { leaseClauses } from "./clauses/leases.js";
+import { migrationClauses } from "./clauses/migrations.js";
+import { observerSubscriptionClauses } from "./clauses/observer-subscriptions.js";
 import { observerClauses } from "./clauses/observers.js";
 import { operatorClauses } from "./clauses/operator.js";
 import { provenanceClauses } from "./clauses/provenance.js";
@@ -62,6 +67,18 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
       if (peer !== store) peers.push(peer);
       return peer;
     },
+    async reopen(store, storeOptions) {
+      if (!hooks.reopen) throw new Error(`${options.name} grants no hooks.reopen`);
+      const reopened = await hooks.reopen(store, storeOptions);
+      if (reopened !== store) peers.push(reopened);
+      return reopened;
+    },
+    async unmigrated(storeOptions = {}) {
+      if (!hooks.openUnmigrated) throw new Error(`${options.name} grants no hooks.openUnmigrated`);
+      const store = await hooks.openUnmigrated(storeOptions);
+      created.push(store);
+      return store;
+    },
     setStepHook(store, hook) {
       if (!store.capabilities.stepHook || typeof store.setStepHook !== "function") {
         throw new Error(`${options.name} declares no capabilities.stepHook`);
@@ -97,9 +114,16 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe("tags", () => tagClauses(ctx));
     describe("workflows", () => workflowClauses(ctx));
     describe("retention", () => retentionClauses(ctx));
-    describe("observers", () => observerClauses(ctx));
+    describe("observers", () => {
+      observerClauses(ctx);
+      observerSubscriptionClauses(ctx);
+    });
     describe("atomicity", () => atomicityClauses(ctx));
     describe("input", () => inputClauses(ctx));
     describe("provenance", () => provenanceClauses(ctx));
+    describe("bounds", () => boundClauses(ctx));
+    describe("concurrency", () => concurrencyClauses(ctx));
+    describe("hints", () => hintClauses(ctx));
+    describe("migrations", () => migrationClauses(ctx));
   });
 }

@@ -38,6 +38,40 @@ export interface ConformanceHooks {
    * second worker process would. Defaults to `store` itself (for in-process stores).
    */
   openPeer?(store: JobStore): Promise<JobStore>;
+  /**
+   * Opens another store on `store`'s database with other options (history policy, bounds),
+   * without migrating it — as a deploy that changes the store's configuration restarts on the
+   * same data. Proves that such a change needs no migration.
+   */
+  reopen?(store: JobStore, options: CreateStoreOptions): Promise<JobStore>;
+  /**
+   * Opens a store on a new, empty database of its own (its own schema or file), without calling
+   * `migrate()`: a first process of a fresh deployment. Released with the test like any store.
+   * Proves `SchemaNotMigratedError` and, with `openPeer`, concurrent `migrate()`.
+   */
+  openUnmigrated?(options: CreateStoreOptions): Promise<JobStore>;
+  /**
+   * Records in `store`'s database that its schema is at `version` and requires a store of at
+   * least that version — what a later, non-additive release's migration would leave. Proves
+   * `SchemaVersionError` (through a handle opened afterwards with `openPeer`).
+   */
+  recordSchemaVersion?(store: JobStore, version: number): Promise<void>;
+  /**
+   * Makes writes on `store`'s database fail with a retriable conflict (`TransientStoreError`),
+   * as a busy database, a deadlock or a lost connection does — partway through the write, after
+   * it has written what it can, where the store allows that. Returns the handle to write through
+   * (`store` itself or a peer on its database) and `end()`, after which writes succeed again.
+   * Only a store with a real database can grant it.
+   */
+  provokeTransient?(store: JobStore): Promise<TransientProvocation>;
+}
+
+/** A provoked retriable fault: see {@link ConformanceHooks.provokeTransient}. */
+export interface TransientProvocation {
+  /** The handle whose next write fails with `TransientStoreError`. */
+  readonly store: JobStore;
+  /** Ends the provocation (and closes the handle if it is not `store`). */
+  end(): Promise<void>;
 }
 
 /** What `runStoreConformance` needs from an adapter. */
@@ -59,6 +93,10 @@ export interface SuiteContext {
   store(options?: CreateStoreOptions): Promise<JobStore>;
   /** A second handle on `store`'s database, released after the test. */
   peer(store: JobStore): Promise<JobStore>;
+  /** `hooks.reopen`, released after the test (guard with `clauseGranted`). */
+  reopen(store: JobStore, options: CreateStoreOptions): Promise<JobStore>;
+  /** `hooks.openUnmigrated`, released (and destroyed) after the test (guard with `clauseGranted`). */
+  unmigrated(options?: CreateStoreOptions): Promise<JobStore>;
   /** Installs a step hook with `store.setStepHook`; throws if the store declares no `stepHook` (guard with `clauseNeeding`). */
   setStepHook(store: JobStore, hook: StepHook | null): void;
   /** The capabilities of this adapter's stores (read from the first store made, or a probe). */

@@ -59,6 +59,41 @@ describe.skipIf(url === undefined)(`postgres conformance (${target.reason})`, ()
       // A second process: its own pool, the same schema, the same options.
       openPeer: async (store) =>
         isolated(new PostgresStore({ connectionString: url!, maxConnections: 4, schema: (store as PostgresStore).schema, ...options.get(store) })),
+      // The same schema under another configuration, as a restarted process would open it.
+      reopen: async (store, storeOptions) => {
+        const reopened = isolated(new PostgresStore({ pool, schema: (store as PostgresStore).schema, ...storeOptions }));
+        options.set(reopened, storeOptions);
+        return reopened;
+      },
+      // A schema of its own that nobody migrated (dropped with the store, if migrate() made it).
+      openUnmigrated: async (storeOptions) => {
+        const store = isolated(new PostgresStore({ pool, schema: randomSchema("conf"), ...storeOptions }));
+        options.set(store, storeOptions);
+        return store;
+      },
+      // What a later, non-additive release's migration leaves.
+      recordSchemaVersion: async (store, version) => {
+        await pool.query(`INSERT INTO "${(store as PostgresStore).schema}".schema_migrations (version, requires) VALUES ($1, $1)`, [version]);
+      },
+      // The connection of the store's next write is terminated just before its COMMIT, after
+      // every statement of the write ran: the write fails as a lost connection, committing nothing.
+      provokeTransient: async (store) => {
+        const schema = (store as PostgresStore).schema;
+        let armed = true;
+        store.setStepHook!(async (point) => {
+          if (!armed || point.step !== "commit") return;
+          const { rows } = await pool.query(
+            `SELECT pid FROM pg_stat_activity
+              WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle in transaction'
+                AND backend_xid IS NOT NULL AND position($1 in query) > 0`,
+            [`"${schema}"`],
+          );
+          if (rows.length === 0) return; // a read, or a write that wrote nothing: the next one
+          armed = false;
+          for (const row of rows) await pool.query("SELECT pg_terminate_backend($1, 30000)", [row.pid]);
+        });
+        return { store, end: async () => store.setStepHook!(null) };
+      },
     },
   });
 });

@@ -59,6 +59,32 @@ runStoreConformance({
         bounds: store.capabilities.bounds,
         historyPolicy: store.capabilities.historyPolicy,
       }),
+    // The same file under another configuration, as a restarted process would open it.
+    reopen: async (store, options) => new SqliteStore({ path: (store as SqliteStore).path, ...options }),
+    // A file of its own that nobody migrated.
+    openUnmigrated: async (options) => new SqliteStore({ path: join(dir, `store-${++files}.db`), ...options }),
+    // What a later release's migration leaves: its version recorded in the version table.
+    recordSchemaVersion: async (store, version) => {
+      const db = new Database((store as SqliteStore).path);
+      try {
+        db.prepare("INSERT INTO belay_migrations (version) VALUES (?)").run(version);
+      } finally {
+        db.close();
+      }
+    },
+    // SQLite's real lock contention strikes only at BEGIN IMMEDIATE, before a write has written
+    // anything (test/sqlite-store.test.ts holds the lock for real). To prove a write that fails
+    // after every statement ran commits nothing, the next write's last step before COMMIT raises
+    // the error SQLite reports for a lock held elsewhere (SQLITE_BUSY).
+    provokeTransient: async (store) => {
+      let armed = true;
+      store.setStepHook!((point) => {
+        if (!armed || point.step !== "commit") return;
+        armed = false;
+        throw new Database.SqliteError("database is locked", "SQLITE_BUSY");
+      });
+      return { store, end: async () => store.setStepHook!(null) };
+    },
   },
 });
 

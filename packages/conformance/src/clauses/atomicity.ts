@@ -1,8 +1,9 @@
 import type { JobStore, ObserverDelivery, ScheduleDefinition } from "@belay/contract";
 import { expect } from "vitest";
-import { clauseNeeding } from "../clause.js";
+import { clauseGranted, clauseNeeding } from "../clause.js";
 import { LEASE, MINUTE, SECOND, T0, claimJobs, enqueueJobs, leaseJob, newJob, report } from "../fixtures.js";
 import { expectAtomic } from "../interleaving.js";
+import { snapshot } from "../snapshot.js";
 import type { SuiteContext } from "../suite-context.js";
 
 // Each clause builds a store in which one operation must write several records, then faults the
@@ -367,4 +368,76 @@ export function atomicityClauses(ctx: SuiteContext): void {
       );
     },
   );
+
+  clauseGranted(ctx, ["provokeTransient"], "atomicity: a write that fails with a provoked TransientStoreError has committed nothing, and applies once retried", async () => {
+    const cases: [string, (store: JobStore) => Promise<void>, (store: JobStore) => Promise<void>][] = [
+      [
+        "enqueue",
+        async (store) => void (await enqueueJobs(store, [newJob("old")])),
+        async (store) => {
+          const results = await store.enqueue({
+            jobs: [newJob("a", { tags: [{ key: "", value: "urgent" }] }), newJob("b", { parentIds: ["a", "old"] })],
+            now: T0,
+          });
+          expect(results.map((r) => r.status)).toEqual(["created", "created"]);
+        },
+      ],
+      [
+        "enqueueWorkflow",
+        async () => {},
+        async (store) => {
+          const result = await store.enqueueWorkflow({ workflow: { id: "wf", name: "wf", jobs: [newJob("x"), newJob("y", { parentIds: ["x"] })] }, now: T0 });
+          expect(result).toMatchObject({ status: "created" });
+        },
+      ],
+      [
+        "claim",
+        async (store) => void (await enqueueJobs(store, [newJob("c1"), newJob("c2")])),
+        async (store) => void (await claimExactly(store, ["c1", "c2"])),
+      ],
+      [
+        "reportOutcomes",
+        async (store) => {
+          await enqueueJobs(store, [newJob("p"), newJob("kid", { parentIds: ["p"] })]);
+          await claimExactly(store, ["p"]);
+        },
+        async (store) => {
+          const [result] = await store.reportOutcomes({
+            reports: [{ jobId: "p", workerId: "w1", attempt: 1, outcome: { type: "failed", retryAt: null, failureDetail: "boom" } }],
+            now: T0 + SECOND,
+          });
+          expect(result).toMatchObject({ status: "applied", state: "deadLettered" });
+        },
+      ],
+      [
+        "cancelJob",
+        async (store) => void (await enqueueJobs(store, [newJob("p"), newJob("kid", { parentIds: ["p"] })])),
+        async (store) => expect(await store.cancelJob({ jobId: "p", actor: "alice", now: T0 + SECOND })).toEqual({ status: "cancelled" }),
+      ],
+      [
+        "expireLeases",
+        async (store) => {
+          await enqueueJobs(store, [newJob("e1"), newJob("e2")]);
+          await claimExactly(store, ["e1", "e2"]);
+        },
+        async (store) => {
+          const { expired } = await store.expireLeases({ now: T0 + LEASE, max: 10, retry: { maxAttempts: 3, delaysMs: [SECOND] } });
+          expect(expired).toHaveLength(2);
+        },
+      ],
+    ];
+    for (const [what, setup, operation] of cases) {
+      const store = await ctx.store();
+      await setup(store);
+      const before = await snapshot(store);
+      const provoked = await ctx.hooks.provokeTransient!(store);
+      try {
+        await expect(operation(provoked.store), what).rejects.toMatchObject({ code: "BELAY_TRANSIENT_STORE" });
+      } finally {
+        await provoked.end();
+      }
+      expect(await snapshot(store), `${what}: nothing committed`).toEqual(before);
+      await operation(store);
+    }
+  });
 }

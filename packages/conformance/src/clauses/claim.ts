@@ -40,7 +40,7 @@ async function leasedIds(store: JobStore, queue = "default"): Promise<string[]> 
   return page.jobs.map((j) => j.id);
 }
 
-/** The ids of claimed jobs, sorted: the contract fixes which jobs a claim takes, not their order in the result. */
+/** The ids of claimed jobs, sorted: for clauses about which jobs a claim takes (its order has a clause of its own). */
 function ids(result: ClaimResult | readonly { readonly id: string }[]): string[] {
   const jobs = "jobs" in result ? result.jobs : result;
   return jobs.map((j) => j.id).sort();
@@ -78,6 +78,23 @@ export function claimClauses(ctx: SuiteContext): void {
     const order: string[] = [];
     for (let i = 0; i < 4; i++) order.push(...ids(await claimJobs(store, { max: 1, now: T0 + 10 })));
     expect(order).toEqual(["early", "mid", "zeta", "alpha"]);
+  });
+
+  clause("claim: the result lists the jobs in claim order: queues as given, oldest due first within a queue, ties in enqueue order", async () => {
+    const store = await ctx.store();
+    // Enqueue order (seq) unlike due order, due order unlike queue order, ids unlike any of them.
+    await enqueueJobs(store, [
+      newJob("m", { queue: "second", dueAt: T0 - 3 * SECOND }),
+      newJob("k", { queue: "first", dueAt: T0 }),
+      newJob("z", { queue: "first", dueAt: T0 - 2 * SECOND }),
+      newJob("b", { queue: "second", dueAt: T0 - 3 * SECOND }),
+      newJob("a", { queue: "first", dueAt: T0 }),
+      newJob("q", { queue: "second", dueAt: T0 - 5 * SECOND }),
+    ]);
+    const result = await claimAt(store, { queues: ["first", "second"], max: 5 });
+    expect(result.jobs.map((j) => j.id)).toEqual(["z", "k", "a", "q", "m"]);
+    const rest = await claimAt(store, { queues: ["second", "first"], max: 5 });
+    expect(rest.jobs.map((j) => j.id)).toEqual(["b"]);
   });
 
   clause("claim: at most max jobs are claimed", async () => {

@@ -197,6 +197,41 @@ export function expiryClauses(ctx: SuiteContext): void {
     expect(await store.getJob("anyKid")).toMatchObject({ state: "scheduled", terminalAt: null });
   });
 
+  clause("expiry: one sweep dead-letters expired parents in several queues and cascades to every child of each", async () => {
+    const store = await ctx.store();
+    const queues = ["qa", "qb", "qc"];
+    await enqueueJobs(
+      store,
+      queues.flatMap((q) => [
+        newJob(`p-${q}`, { queue: q }),
+        newJob(`c-${q}`, { queue: "kids", parentIds: [`p-${q}`] }),
+        newJob(`g-${q}`, { queue: "kids", parentIds: [`c-${q}`] }),
+        newJob(`any-${q}`, { queue: "kids", parentIds: [`p-${q}`], dependencyMode: "onAnyTerminal" }),
+      ]),
+    );
+    // One more parent, in qa, whose lease outlives the sweep: it and its child are untouched.
+    await enqueueJobs(store, [newJob("late", { queue: "qa", dueAt: T0 + SECOND }), newJob("late-kid", { queue: "kids", parentIds: ["late"] })]);
+    expect((await claimJobs(store, { queues, now: T0, max: 3 })).map((j) => j.id).sort()).toEqual(["p-qa", "p-qb", "p-qc"]);
+    await claimOnly(store, "late", T0 + SECOND, LEASE, ["qa"]);
+    const now = T0 + LEASE;
+    const result = await expire(store, { now, retry: { maxAttempts: 1, delaysMs: [SECOND] } });
+    expect(byId(result.expired)).toEqual(queues.map((q) => ({ jobId: `p-${q}`, state: "deadLettered" })));
+    for (const q of queues) {
+      for (const id of [`c-${q}`, `g-${q}`]) {
+        const job = await store.getJob(id);
+        expect(job, id).toMatchObject({ state: "cancelled", terminalAt: now });
+        expect(job!.terminalCause, id).toContain(id.startsWith("c-") ? `p-${q}` : `c-${q}`);
+        expect((await store.getJobHistory(id)).map((t) => t.state), id).toEqual(["awaitingParents", "cancelled"]);
+      }
+      expect(await store.getJob(`any-${q}`), `any-${q}`).toMatchObject({ state: "scheduled", dueAt: now, terminalAt: null });
+    }
+    expect(await store.getJob("late")).toMatchObject({ state: "leased", leaseExpiresAt: T0 + SECOND + LEASE });
+    expect(await store.getJob("late-kid")).toMatchObject({ state: "awaitingParents" });
+    expect(byId((await claimJobs(store, { queues: ["kids"], now })).map((j) => ({ jobId: j.id })))).toEqual(
+      queues.map((q) => ({ jobId: `any-${q}` })),
+    );
+  });
+
   clause("expiry: a rescheduled expiry leaves onSuccess children waiting", async () => {
     const store = await ctx.store();
     await enqueueJobs(store, [newJob("p"), newJob("kid", { parentIds: ["p"] })]);

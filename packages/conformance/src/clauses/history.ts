@@ -391,6 +391,51 @@ export function historyClauses(ctx: SuiteContext): void {
     for (const id of ids) expect(await store.getJobHistory(id), id).toEqual([]);
   });
 
+  clause("history: policy off records nothing from mint, trigger, requeue, release or a workflow's enqueue either", async () => {
+    const store = await ctx.store({ historyPolicy: "off" });
+    await store.upsertSchedule({ schedule: schedule("tick"), now: T0 });
+    const [minted] = await store.mintDue({
+      decisions: [{ scheduleId: "tick", expectedCursor: T0, newCursor: T0 + MINUTE, mint: [T0 + MINUTE], skip: [] }],
+      now: T0 + MINUTE,
+    });
+    const mintedId = scheduledJobId("tick", T0 + MINUTE);
+    expect(minted).toEqual({ scheduleId: "tick", status: "minted", jobIds: [mintedId] });
+    expect(await store.triggerSchedule({ scheduleId: "tick", jobId: "extra", actor: "alice", now: T0 + MINUTE })).toEqual({
+      status: "triggered",
+      jobId: "extra",
+    });
+    const workflow = await store.enqueueWorkflow({
+      workflow: { id: "wf", name: "pair", jobs: [newJob("w1", { queue: "wf" }), newJob("w2", { queue: "wf", parentIds: ["w1"] })] },
+      now: T0 + MINUTE,
+    });
+    expect(workflow).toMatchObject({ status: "created" });
+
+    // Release: the minted job goes back to scheduled without a transition.
+    const [first] = await claimJobs(store, { now: T0 + MINUTE, max: 1 });
+    expect(first?.id).toBe(mintedId);
+    expect(await store.release({ workerId: "w1", leases: [{ jobId: mintedId, attempt: first!.attempt }], now: T0 + MINUTE + 1 })).toEqual([
+      { jobId: mintedId, status: "released" },
+    ]);
+    // Requeue: the triggered job dead-letters and comes back, attempt reset.
+    const claimed = await claimJobs(store, { now: T0 + MINUTE + 2 });
+    const extra = claimed.find((j) => j.id === "extra")!;
+    expect(await report(store, extra, { type: "failed", retryAt: null, failureDetail: "boom" }, T0 + MINUTE + 3)).toMatchObject({
+      state: "deadLettered",
+    });
+    expect(await store.requeueJob({ jobId: "extra", actor: "alice", now: T0 + MINUTE + 4 })).toEqual({ status: "requeued" });
+    // The workflow runs: its root's success releases the child.
+    const [w1] = await claimJobs(store, { queues: ["wf"], now: T0 + MINUTE + 5 });
+    await report(store, w1!, { type: "succeeded" }, T0 + MINUTE + 6);
+
+    expect(await store.getJob(mintedId)).toMatchObject({ state: "leased", releases: 1 });
+    expect(await store.getJob("extra")).toMatchObject({ state: "scheduled", attempt: 0 });
+    expect(await stateOf(store, "w2")).toBe("scheduled");
+    expect(await store.getWorkflow("wf")).toMatchObject({ counts: { succeeded: 1, scheduled: 1 } });
+    for (const id of [mintedId, "extra", "w1", "w2"]) expect(await store.getJobHistory(id), id).toEqual([]);
+    // The audit trail is not history: it is kept whatever the policy.
+    expect((await store.listAuditRecords()).records.map((r) => r.action)).toEqual(["triggerSchedule", "requeue"]);
+  });
+
   clause("history: policy transitions records every transition but never failure detail, single or batched", async () => {
     const store = await ctx.store({ historyPolicy: "transitions" });
     expect(store.capabilities.historyPolicy).toBe("transitions");

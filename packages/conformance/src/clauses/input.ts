@@ -135,6 +135,82 @@ export function inputClauses(ctx: SuiteContext): void {
     expect(detail).toBe("Error: bad\ufffdbyte \ufffd here");
   });
 
+  clause("input: every operation that takes a request refuses a malformed one with InvalidInputError naming the field, observers and audit included, writing nothing", async () => {
+    const store = await ctx.store();
+    const job = await leaseJob(store, "j1");
+    await store.registerObserver({ subscription: { observerId: "o", states: ["succeeded"] }, now: T0 });
+    const before = await snapshot(store);
+    const bad = null as never;
+    const schedule = { id: "s1", cron: "* * * * *", timeZone: "UTC", jobName: "test.job", queue: "default", payload: "{}", catchUp: "skip", noOverlap: false } as const;
+    const lease = [{ jobId: job.id, attempt: job.attempt }];
+    // Per operation: no request at all, then one field of the wrong type.
+    const cases: [string, string, () => Promise<unknown>][] = [
+      ["enqueue", "request", () => store.enqueue(bad)],
+      ["enqueue", "now", () => store.enqueue({ jobs: [newJob("j2")], now: "soon" as never })],
+      ["enqueueWorkflow", "request", () => store.enqueueWorkflow(bad)],
+      ["enqueueWorkflow", "workflow", () => store.enqueueWorkflow({ workflow: "wf" as never, now: T0 })],
+      ["claim", "request", () => store.claim(bad)],
+      ["claim", "max", () => store.claim({ workerId: "w2", queues: ["default"], max: "all" as never, leaseMs: 1_000, now: T0 })],
+      ["reportOutcomes", "request", () => store.reportOutcomes(bad)],
+      ["reportOutcomes", "reports[0].outcome.type", () => store.reportOutcomes({ reports: [{ ...lease[0]!, workerId: "w1", outcome: { type: "done" } as never }], now: T0 })],
+      ["heartbeat", "request", () => store.heartbeat(bad)],
+      ["heartbeat", "leases", () => store.heartbeat({ workerId: "w1", leases: "all" as never, leaseMs: 1_000, now: T0 })],
+      ["release", "request", () => store.release(bad)],
+      ["release", "workerId", () => store.release({ workerId: 7 as never, leases: lease, now: T0 })],
+      ["expireLeases", "request", () => store.expireLeases(bad)],
+      ["expireLeases", "retry", () => store.expireLeases({ now: T0, max: 1, retry: null as never })],
+      ["upsertSchedule", "request", () => store.upsertSchedule(bad)],
+      ["upsertSchedule", "schedule.noOverlap", () => store.upsertSchedule({ schedule: { ...schedule, noOverlap: "no" as never }, now: T0 })],
+      ["removeSchedule", "scheduleId", () => store.removeSchedule(bad)],
+      ["getSchedule", "scheduleId", () => store.getSchedule(7 as never)],
+      ["mintDue", "request", () => store.mintDue(bad)],
+      ["mintDue", "decisions", () => store.mintDue({ decisions: "all" as never, now: T0 })],
+      ["triggerSchedule", "request", () => store.triggerSchedule(bad)],
+      ["triggerSchedule", "actor", () => store.triggerSchedule({ scheduleId: "s1", jobId: "t1", actor: "", now: T0 })],
+      ["cancelJob", "request", () => store.cancelJob(bad)],
+      ["cancelJob", "actor", () => store.cancelJob({ jobId: "j1", actor: 7 as never, now: T0 })],
+      ["requeueJob", "request", () => store.requeueJob(bad)],
+      ["requeueJob", "now", () => store.requeueJob({ jobId: "j1", actor: "op", now: null as never })],
+      ["pauseQueue", "request", () => store.pauseQueue(bad)],
+      ["resumeQueue", "request", () => store.resumeQueue(bad)],
+      ["resumeQueue", "queue", () => store.resumeQueue({ queue: "", actor: "op", now: T0 })],
+      ["setConcurrencyLimit", "request", () => store.setConcurrencyLimit(bad)],
+      ["setConcurrencyLimit", "limit", () => store.setConcurrencyLimit({ queue: "default", actor: "op", limit: 0, now: T0 })],
+      ["listAuditRecords", "request", () => store.listAuditRecords(bad)],
+      ["listAuditRecords", "targetKind", () => store.listAuditRecords({ targetKind: "user" as never })],
+      ["listAuditRecords", "order", () => store.listAuditRecords({ order: "random" as never })],
+      ["listAuditRecords", "limit", () => store.listAuditRecords({ limit: 0 })],
+      ["getJob", "jobId", () => store.getJob(bad)],
+      ["getJobOutput", "jobId", () => store.getJobOutput(7 as never)],
+      ["getJobHistory", "jobId", () => store.getJobHistory(bad)],
+      ["getDependencies", "jobId", () => store.getDependencies(bad)],
+      ["listJobs", "request", () => store.listJobs(bad)],
+      ["listJobs", "states[0]", () => store.listJobs({ states: ["running" as never] })],
+      ["facetTags", "request", () => store.facetTags(bad)],
+      ["facetTags", "max", () => store.facetTags({ key: "k", max: -1 })],
+      ["suggestTags", "request", () => store.suggestTags(bad)],
+      ["suggestTags", "max", () => store.suggestTags({ prefix: "", max: 0 })],
+      ["getWorkflow", "workflowId", () => store.getWorkflow(bad)],
+      ["listWorkflows", "request", () => store.listWorkflows(bad)],
+      ["listWorkflows", "limit", () => store.listWorkflows({ limit: 1.5 })],
+      ["listWorkflows", "after", () => store.listWorkflows({ after: 7 as never })],
+      ["purgeTerminal", "request", () => store.purgeTerminal(bad)],
+      ["registerObserver", "request", () => store.registerObserver(bad)],
+      ["registerObserver", "subscription.states", () => store.registerObserver({ subscription: { observerId: "o2", states: [] }, now: T0 })],
+      ["registerObserver", "startAt", () => store.registerObserver({ subscription: { observerId: "o2", states: ["succeeded"] }, startAt: "middle" as never, now: T0 })],
+      ["removeObserver", "observerId", () => store.removeObserver(bad)],
+      ["claimObserverDeliveries", "request", () => store.claimObserverDeliveries(bad)],
+      ["claimObserverDeliveries", "leaseMs", () => store.claimObserverDeliveries({ observerId: "o", workerId: "ow", max: 1, leaseMs: 0, now: T0 })],
+      ["reportObserverDeliveries", "request", () => store.reportObserverDeliveries(bad)],
+      ["reportObserverDeliveries", "outcomes[0].outcome", () => store.reportObserverDeliveries({ observerId: "o", workerId: "ow", outcomes: [{ position: 1, outcome: "maybe" } as never], now: T0 })],
+      ["reportObserverDeliveries", "outcomes[0].error", () => store.reportObserverDeliveries({ observerId: "o", workerId: "ow", outcomes: [{ position: 1, outcome: "deadLettered", error: "" }], now: T0 })],
+      ["getObserver", "observerId", () => store.getObserver(bad)],
+      ["listObserverDeadLetters", "observerId", () => store.listObserverDeadLetters(7 as never)],
+    ];
+    for (const [operation, field, call] of cases) await expectBelayError(call, "BELAY_INVALID_INPUT", { field }, `${operation} (${field})`);
+    expect(await snapshot(store)).toEqual(before);
+  });
+
   clause("input: instants outside 1970..9999 and fractional or unsafe numbers are refused naming the field", async () => {
     const store = await ctx.store();
     for (const dueAt of [-1, MAX_INSTANT + 1, 8.64e15, Number.MAX_SAFE_INTEGER + 2, 1.5]) {

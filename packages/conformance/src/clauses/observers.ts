@@ -1,120 +1,21 @@
-import {
-  type ClaimObserverDeliveriesResult,
-  type Instant,
-  type JobState,
-  type JobStore,
-  type NewJob,
-  type ObserverDelivery,
-  type Outcome,
-  type RegisterObserverRequest,
-  isBelayError,
-} from "@belay/contract";
+import type { Instant, ObserverDelivery } from "@belay/contract";
 import { expect } from "vitest";
 import { clause, clauseNeeding } from "../clause.js";
-import { MINUTE, SECOND, T0, claimJobs, enqueueJobs, leaseJob, newJob, report } from "../fixtures.js";
+import { MINUTE, SECOND, T0, claimJobs, enqueueJobs, leaseJob, newJob, report, retryTransient as retrying } from "../fixtures.js";
 import { parkAt, settlesWithin } from "../interleaving.js";
+import {
+  DEAD,
+  OBSERVER_LEASE,
+  acquire,
+  claimFor,
+  deliver,
+  finishJob,
+  lastPosition,
+  positionOf,
+  register,
+  summary,
+} from "../observer-fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
-
-/** The delivery lease the observer clauses claim with. */
-const OBSERVER_LEASE = MINUTE;
-
-/** Enqueues a job due `now`, claims it and reports `outcome`, all at `now`: three transitions. */
-async function finishJob(
-  store: JobStore,
-  id: string,
-  outcome: Outcome = { type: "succeeded" },
-  fields: Partial<NewJob> = {},
-  now: Instant = T0,
-): Promise<void> {
-  const job = await leaseJob(store, id, { dueAt: now, ...fields }, { now });
-  expect(await report(store, job, outcome, now), `outcome of ${id}`).toMatchObject({ status: "applied" });
-}
-
-const DEAD: Outcome = { type: "failed", retryAt: null };
-
-/** The store-wide position of the latest transition of `jobId` into `state`. */
-async function positionOf(store: JobStore, jobId: string, state: JobState): Promise<number> {
-  const history = await store.getJobHistory(jobId);
-  const entry = history.filter((t) => t.state === state).at(-1);
-  expect(entry, `a ${state} transition of ${jobId}`).toBeDefined();
-  return entry!.position;
-}
-
-/** The highest position of any transition of these jobs. */
-async function lastPosition(store: JobStore, jobIds: readonly string[]): Promise<number> {
-  let last = -Infinity;
-  for (const id of jobIds) for (const t of await store.getJobHistory(id)) last = Math.max(last, t.position);
-  return last;
-}
-
-interface RegisterOptions {
-  readonly jobNames?: readonly string[];
-  readonly queues?: readonly string[];
-  readonly startAt?: "beginning" | "end";
-  readonly now?: Instant;
-}
-
-function register(store: JobStore, observerId: string, states: readonly JobState[], options: RegisterOptions = {}) {
-  const request: RegisterObserverRequest = {
-    subscription: {
-      observerId,
-      states,
-      ...(options.jobNames ? { jobNames: options.jobNames } : {}),
-      ...(options.queues ? { queues: options.queues } : {}),
-    },
-    ...(options.startAt ? { startAt: options.startAt } : {}),
-    now: options.now ?? T0,
-  };
-  return store.registerObserver(request);
-}
-
-function claimFor(
-  store: JobStore,
-  observerId: string,
-  workerId: string,
-  now: Instant,
-  max = 32,
-): Promise<ClaimObserverDeliveriesResult> {
-  return store.claimObserverDeliveries({ observerId, workerId, max, leaseMs: OBSERVER_LEASE, now });
-}
-
-/** Claims and asserts the lease was acquired; returns the deliveries. */
-async function acquire(store: JobStore, observerId: string, workerId: string, now: Instant, max = 32): Promise<ObserverDelivery[]> {
-  const result = await claimFor(store, observerId, workerId, now, max);
-  expect(result, `claim of ${observerId} by ${workerId}`).toMatchObject({ status: "acquired" });
-  return result.status === "acquired" ? [...result.deliveries] : [];
-}
-
-/** Reports every delivery as delivered; asserts the report applied and returns the new cursor. */
-async function deliver(
-  store: JobStore,
-  observerId: string,
-  workerId: string,
-  deliveries: readonly ObserverDelivery[],
-  now: Instant,
-): Promise<number> {
-  const result = await store.reportObserverDeliveries({
-    observerId,
-    workerId,
-    outcomes: deliveries.map((d) => ({ position: d.position, outcome: "delivered" as const })),
-    now,
-  });
-  expect(result, `report of ${observerId} by ${workerId}`).toMatchObject({ status: "applied" });
-  return result.status === "applied" ? result.cursor : NaN;
-}
-
-const summary = (deliveries: readonly ObserverDelivery[]) => deliveries.map((d) => `${d.jobId}:${d.state}`);
-
-/** Runs `action` again on retriable conflicts (which commit nothing), as a worker would. */
-async function retrying<T>(action: () => Promise<T>): Promise<T> {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await action();
-    } catch (error) {
-      if (tries >= 20 || !isBelayError(error, "BELAY_TRANSIENT_STORE")) throw error;
-    }
-  }
-}
 
 export function observerClauses(ctx: SuiteContext): void {
   clause("observers: an unknown observer reads null, claims notFound and reports stale", async () => {

@@ -195,6 +195,22 @@ export function retentionClauses(ctx: SuiteContext): void {
     expect(await allJobIds(store)).toEqual(["x"]);
   });
 
+  clause("retention: a workflow member's output is kept until its workflow drains, then goes with it", async () => {
+    const store = await ctx.store();
+    await store.enqueueWorkflow({ workflow: { id: "wf", name: "wf", jobs: [newJob("a"), newJob("b")] }, now: T0 });
+    const claimed = new Map((await claimJobs(store)).map((j) => [j.id, j]));
+    await report(store, claimed.get("a")!, { type: "succeeded", output: '{"rows":42}' }, T0 + 10);
+    expect(await purge(store, "succeededOrCancelled", LATER)).toBe(0);
+    expect(await store.getJobOutput("a"), "kept while b runs").toBe('{"rows":42}');
+    await report(store, claimed.get("b")!, { type: "succeeded", output: '"b"' }, T0 + 30);
+    expect(await purge(store, "succeededOrCancelled", T0 + 30)).toBe(0);
+    expect(await store.getJobOutput("a"), "kept until the drain instant").toBe('{"rows":42}');
+    expect(await store.getJobOutput("b")).toBe('"b"');
+    expect(await purge(store, "succeededOrCancelled", T0 + 31)).toBe(2);
+    expect(await store.getJobOutput("a")).toBeNull();
+    expect(await store.getJobOutput("b")).toBeNull();
+  });
+
   clause("retention: a workflow whose members span both classes disappears with its last member", async () => {
     const store = await ctx.store();
     await store.enqueueWorkflow({ workflow: { id: "wf", name: "wf", jobs: [newJob("dead"), newJob("ok")] }, now: T0 });

@@ -1,6 +1,6 @@
 import { DEFAULT_BOUNDS, type StepPoint } from "@belay/contract";
 import { expect } from "vitest";
-import { clause, clauseNeeding } from "../clause.js";
+import { clause, clauseGranted, clauseNeeding } from "../clause.js";
 import { expectBelayError, newJob, T0 } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
@@ -66,6 +66,16 @@ export function storeClauses(ctx: SuiteContext): void {
     const seen = points.length;
     await store.enqueue({ jobs: [newJob("j3")], now: T0 });
     expect(points.length).toBe(seen);
+  });
+
+  clauseGranted(ctx, ["beginTransaction"], "store: a store the adapter opens caller transactions for declares transactionalEnqueue, and accepts them", async () => {
+    const store = await ctx.store();
+    expect(store.capabilities.transactionalEnqueue, "a transaction hook is granted, so the store must take a tx").toBe(true);
+    const tx = await ctx.hooks.beginTransaction!(store);
+    const [result] = await store.enqueue({ jobs: [newJob("j1")], now: T0, tx: tx.tx });
+    expect(result).toMatchObject({ status: "created" });
+    await tx.commit();
+    expect(await store.getJob("j1")).toMatchObject({ state: "scheduled" });
   });
 
   clause("store: bounds and history policy given at creation are the ones in force", async () => {

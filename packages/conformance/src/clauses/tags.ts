@@ -370,6 +370,25 @@ export function tagClauses(ctx: SuiteContext): void {
     expect(await suggest(store, { prefix: "", key: "nope" })).toEqual([]);
   });
 
+  clause("tags: suggestTags with the empty key offers labels only, as values of the key \"\": never keys nor keyed values", async () => {
+    const store = await ctx.store();
+    await enqueueJobs(store, [
+      newJob("j1", { tags: [label("alpha"), label("Alps"), tag("alpha", "x"), tag("k", "alpine")] }),
+      newJob("j2", { tags: [label("beta"), label("al_x"), tag("al", "1"), label("alpha")] }),
+    ]);
+    const page = await store.suggestTags({ prefix: "AL", key: "" });
+    expect(page.suggestions).toEqual([
+      { kind: "value", key: "", value: "al_x" },
+      { kind: "value", key: "", value: "alpha" },
+      { kind: "value", key: "", value: "Alps" },
+    ]);
+    expect(page.nextCursor).toBeNull();
+    expect(await suggest(store, { prefix: "", key: "" })).toEqual(["value:=al_x", "value:=alpha", "value:=Alps", "value:=beta"]);
+    expect(await walkSuggestions(store, { prefix: "al", key: "" }, 1)).toEqual([["value:=al_x"], ["value:=alpha"], ["value:=Alps"]]);
+    // Without a key the same labels come as labels, followed by the keys.
+    expect(await suggest(store, { prefix: "al" })).toEqual(["label:al_x", "label:alpha", "label:Alps", "key:al", "key:alpha"]);
+  });
+
   clause("tags: the suggestion prefix is ASCII case-insensitive and leaves other letters exact", async () => {
     const store = await ctx.store();
     await enqueueJobs(store, [

@@ -2,6 +2,7 @@ import type { EnqueueWorkflowResult, JobStore, NewJob, NewWorkflow } from "@bela
 import { expect } from "vitest";
 import { clause, clauseNeeding } from "../clause.js";
 import { allJobIds, claimJobs, enqueueJobs, newJob, report, stateOf, T0 } from "../fixtures.js";
+import { settlesWithin, whileParked } from "../interleaving.js";
 import type { SuiteContext } from "../suite-context.js";
 
 function workflow(id: string, jobs: readonly NewJob[], name = "test.workflow"): NewWorkflow {
@@ -343,5 +344,230 @@ export function workflowClauses(ctx: SuiteContext): void {
     expect(await allJobIds(store)).toHaveLength(2);
     expect(await store.getJob("b")).toMatchObject({ workflowId: "wf1", state: "awaitingParents", parentIds: ["a"] });
     expect((await claimJobs(store)).map((j) => j.id)).toEqual(["a"]);
+  });
+
+  clause("workflows: listWorkflows lists in enqueue order; a later workflow with an earlier createdAt still comes after", async () => {
+    const store = await ctx.store();
+    // createdAt is each call's `now`, here not in the order the calls were made.
+    await enqueueWorkflow(store, workflow("wf-late", [newJob("l1")]), T0 + 10);
+    await enqueueWorkflow(store, workflow("wf-early", [newJob("e1")]), T0);
+    await enqueueWorkflow(store, workflow("wf-mid", [newJob("m1")]), T0 + 5);
+    expect((await store.listWorkflows()).workflows.map((w) => [w.id, w.createdAt])).toEqual([
+      ["wf-late", T0 + 10],
+      ["wf-early", T0],
+      ["wf-mid", T0 + 5],
+    ]);
+    expect(await allWorkflowIds(store, 2)).toEqual([["wf-late", "wf-early"], ["wf-mid"]]);
+  });
+
+  clause("workflows: listWorkflows carries each workflow's derived status and member counts, the same as getWorkflow", async () => {
+    const store = await ctx.store();
+    await enqueueWorkflow(store, workflow("running", [newJob("r1", { queue: "r" }), newJob("r2", { queue: "r", parentIds: ["r1"] })]));
+    await enqueueWorkflow(store, workflow("succeeded", [newJob("s1", { queue: "s" })]));
+    await enqueueWorkflow(store, workflow("failed", [newJob("f1", { queue: "f" }), newJob("f2", { queue: "f" })]));
+    await enqueueWorkflow(store, workflow("cancelled", [newJob("c1", { queue: "c" }), newJob("c2", { queue: "c", parentIds: ["c1"] })]));
+    const claimed = new Map((await claimJobs(store, { queues: ["s", "f"] })).map((j) => [j.id, j]));
+    await report(store, claimed.get("s1")!, { type: "succeeded" }, T0 + 1);
+    await report(store, claimed.get("f1")!, { type: "failed", retryAt: null }, T0 + 1);
+    await report(store, claimed.get("f2")!, { type: "succeeded" }, T0 + 1);
+    expect(await store.cancelJob({ jobId: "c1", actor: "alice", now: T0 + 2 })).toEqual({ status: "cancelled" });
+
+    const listed = (await store.listWorkflows()).workflows;
+    expect(listed.map((w) => [w.id, w.status, w.jobCount, w.counts])).toEqual([
+      ["running", "running", 2, { scheduled: 1, awaitingParents: 1 }],
+      ["succeeded", "succeeded", 1, { succeeded: 1 }],
+      ["failed", "failed", 2, { deadLettered: 1, succeeded: 1 }],
+      ["cancelled", "cancelled", 2, { cancelled: 2 }],
+    ]);
+    for (const record of listed) expect(record, record.id).toEqual(await store.getWorkflow(record.id));
+    // Paged one by one, the records are the same.
+    const paged = [];
+    let after: string | undefined;
+    for (let i = 0; i < 10; i++) {
+      const page = await store.listWorkflows({ limit: 1, ...(after === undefined ? {} : { after }) });
+      paged.push(...page.workflows);
+      if (page.nextCursor === null) break;
+      after = page.nextCursor;
+    }
+    expect(paged).toEqual(listed);
+  });
+
+  clause("workflows: member faults are reported in a fixed precedence: the workflow's own fields, a duplicate workflow id, then members in input order (fields, a repeated id, a taken id), then containment, then cycles", async () => {
+    const store = await ctx.store({ bounds: { payloadBytes: 10 } });
+    await enqueueJobs(store, [newJob("taken")]);
+    await enqueueWorkflow(store, workflow("exists", [newJob("member")]));
+    const big = '"0123456789"'; // 12 bytes: over the payload bound
+    const cases: [string, NewWorkflow, Partial<Record<"status" | "jobId" | "code" | "field", unknown>>][] = [
+      [
+        "the workflow's own name before any member fault",
+        { id: "wf-a", name: "", jobs: [newJob("taken"), newJob("a2", { payload: big })] },
+        { status: "rejected", jobId: null, code: "BELAY_INVALID_INPUT", field: "workflow.name" },
+      ],
+      [
+        "a duplicate workflow id before any member fault",
+        workflow("exists", [newJob("taken"), newJob("b2", { payload: big })]),
+        { status: "duplicate" },
+      ],
+      [
+        "the first faulty member in input order: a taken id before a later member's bound",
+        workflow("wf-c", [newJob("c1"), newJob("taken"), newJob("c3", { payload: big })]),
+        { status: "rejected", jobId: "taken", code: "BELAY_JOB_EXISTS" },
+      ],
+      [
+        "a member's own fields before its taken id",
+        workflow("wf-d", [newJob("taken", { payload: big }), newJob("d2")]),
+        { status: "rejected", jobId: "taken", code: "BELAY_PAYLOAD_TOO_LARGE" },
+      ],
+      [
+        "a repeated member id before a later taken id",
+        workflow("wf-e", [newJob("e1"), newJob("e1"), newJob("taken")]),
+        { status: "rejected", jobId: "e1", code: "BELAY_INVALID_INPUT", field: "workflow.jobs[1].id" },
+      ],
+      [
+        "a taken id, even late in the input, before an earlier member's containment fault",
+        workflow("wf-f", [newJob("f1", { parentIds: ["outside"] }), newJob("f2"), newJob("taken")]),
+        { status: "rejected", jobId: "taken", code: "BELAY_JOB_EXISTS" },
+      ],
+      [
+        "containment before a cycle",
+        workflow("wf-g", [newJob("g1", { parentIds: ["g2"] }), newJob("g2", { parentIds: ["g1"] }), newJob("g3", { parentIds: ["outside"] })]),
+        { status: "rejected", jobId: "g3", code: "BELAY_WORKFLOW_CONTAINMENT" },
+      ],
+    ];
+    for (const [what, wf, expected] of cases) {
+      const result = await store.enqueueWorkflow({ workflow: wf, now: T0 + 1 });
+      const { code, field, ...rest } = expected;
+      expect(result, what).toMatchObject({
+        ...rest,
+        ...(code === undefined ? {} : { rejection: { code, ...(field === undefined ? {} : { field }) } }),
+      });
+    }
+    expect(await allJobIds(store)).toEqual(["taken", "member"]);
+    expect((await allWorkflowIds(store)).flat()).toEqual(["exists"]);
+  });
+
+  clause("workflows: concurrent enqueues of one workflow id create it once; every other call reads duplicate and none throws", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const ids = ["wf0", "wf1", "wf2", "wf3"];
+    const calls = ids.flatMap((id) =>
+      [store, peer, store, peer].map((handle, k) =>
+        handle.enqueueWorkflow({
+          workflow: workflow(id, [newJob(`${id}-a`, { payload: `{"k":${k}}` }), newJob(`${id}-b`, { parentIds: [`${id}-a`] })], `name-${k}`),
+          now: T0 + k,
+        }),
+      ),
+    );
+    const results = await Promise.all(calls);
+    for (const [i, id] of ids.entries()) {
+      const mine = results.slice(i * 4, i * 4 + 4);
+      const created = mine.filter((r) => r.status === "created");
+      expect(created, `${id} is created once`).toHaveLength(1);
+      for (const r of mine) if (r.status !== "created") expect(r, id).toEqual({ status: "duplicate", workflowId: id });
+      const winner = mine.indexOf(created[0]!);
+      expect(await store.getWorkflow(id)).toMatchObject({ name: `name-${winner}`, createdAt: T0 + winner, jobCount: 2 });
+      expect(await store.getJob(`${id}-a`)).toMatchObject({ payload: `{"k":${winner}}`, workflowId: id });
+      expect(await store.getJobHistory(`${id}-a`), "one first transition").toHaveLength(1);
+    }
+    expect((await allJobIds(store)).sort()).toEqual(ids.flatMap((id) => [`${id}-a`, `${id}-b`]).sort());
+  });
+
+  clause("workflows: concurrent workflows sharing a member id: one is created, the other is rejected with BELAY_JOB_EXISTS naming the member, and none throws", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const rounds = [0, 1, 2, 3];
+    const calls = rounds.flatMap((r) => [
+      store.enqueueWorkflow({ workflow: workflow(`x${r}`, [newJob(`shared${r}`), newJob(`x${r}-own`, { parentIds: [`shared${r}`] })]), now: T0 }),
+      peer.enqueueWorkflow({ workflow: workflow(`y${r}`, [newJob(`y${r}-own`), newJob(`shared${r}`, { parentIds: [`y${r}-own`] })]), now: T0 }),
+    ]);
+    const results = await Promise.all(calls);
+    for (const r of rounds) {
+      const [x, y] = [results[2 * r]!, results[2 * r + 1]!];
+      const pair = [x, y].map((w) => w.status).sort();
+      expect(pair, `round ${r}`).toEqual(["created", "rejected"]);
+      const [winner, loser] = x.status === "created" ? [`x${r}`, `y${r}`] : [`y${r}`, `x${r}`];
+      const rejected = x.status === "created" ? y : x;
+      expect(rejected).toMatchObject({ status: "rejected", jobId: `shared${r}`, rejection: { code: "BELAY_JOB_EXISTS" } });
+      expect(await store.getWorkflow(loser), `${loser} left no trace`).toBeNull();
+      expect(await store.getJob(`${loser}-own`)).toBeNull();
+      expect(await store.getWorkflow(winner)).toMatchObject({ jobCount: 2 });
+      expect(await store.getJob(`shared${r}`)).toMatchObject({ workflowId: winner });
+    }
+  });
+
+  clauseNeeding(ctx, "stepHook", "workflows: a workflow id another handle's enqueue holds uncommitted reads duplicate once that commits, and nothing throws", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const [first, second] = await whileParked(
+      ctx,
+      store,
+      (point) => point.operation === "enqueueWorkflow" && point.step === "commit",
+      () => store.enqueueWorkflow({ workflow: workflow("wf", [newJob("a"), newJob("b", { parentIds: ["a"] })], "first"), now: T0 }),
+      () => peer.enqueueWorkflow({ workflow: workflow("wf", [newJob("x"), newJob("y")], "second"), now: T0 + 1 }),
+    );
+    expect(first).toMatchObject({ status: "created" });
+    expect(second).toEqual({ status: "duplicate", workflowId: "wf" });
+    expect(await store.getWorkflow("wf")).toMatchObject({ name: "first", jobCount: 2 });
+    expect(await allJobIds(store)).toEqual(["a", "b"]);
+  });
+
+  clauseNeeding(ctx, "stepHook", "workflows: a member id another workflow's enqueue holds uncommitted is rejected with BELAY_JOB_EXISTS once that commits, and nothing throws", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const [first, second] = await whileParked(
+      ctx,
+      store,
+      (point) => point.operation === "enqueueWorkflow" && point.step === "commit",
+      () => store.enqueueWorkflow({ workflow: workflow("wf-x", [newJob("shared"), newJob("x", { parentIds: ["shared"] })]), now: T0 }),
+      () => peer.enqueueWorkflow({ workflow: workflow("wf-y", [newJob("y"), newJob("shared", { parentIds: ["y"] })]), now: T0 }),
+    );
+    expect(first).toMatchObject({ status: "created" });
+    expect(second).toMatchObject({ status: "rejected", jobId: "shared", rejection: { code: "BELAY_JOB_EXISTS" } });
+    expect(await store.getWorkflow("wf-y")).toBeNull();
+    expect(await store.getJob("y")).toBeNull();
+    expect(await store.getJob("shared")).toMatchObject({ workflowId: "wf-x" });
+    expect(await allJobIds(store)).toEqual(["shared", "x"]);
+  });
+
+  clauseNeeding(ctx, "transactions", "workflows: a workflow enqueued in an open transaction is invisible to every read until commit", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    await enqueueWorkflow(store, workflow("before", [newJob("b1")]));
+    const tx = await ctx.hooks.beginTransaction!(store);
+    let finished = false;
+    try {
+      const result = await store.enqueueWorkflow({
+        workflow: workflow("inTx", [newJob("t1", { tags: [{ key: "", value: "hidden" }] }), newJob("t2", { parentIds: ["t1"] })]),
+        now: T0,
+        tx: tx.tx,
+      });
+      expect(result).toMatchObject({ status: "created" });
+      for (const handle of [store, peer]) {
+        // Never wait unboundedly while the transaction is open; the finally below ends it.
+        const reads = Promise.all([
+          handle.getWorkflow("inTx"),
+          handle.listWorkflows(),
+          handle.getJob("t1"),
+          handle.listJobs({ workflowId: "inTx" }),
+          handle.getDependencies("t1"),
+          handle.suggestTags({ prefix: "hid" }),
+        ]);
+        expect(await settlesWithin(reads, 30_000), "reads do not block on an open caller transaction").toBe(true);
+        const [wf, page, job, members, edges, suggestions] = await reads;
+        expect(wf).toBeNull();
+        expect(page.workflows.map((w) => w.id)).toEqual(["before"]);
+        expect(job).toBeNull();
+        expect(members.jobs).toEqual([]);
+        expect(edges).toBeNull();
+        expect(suggestions.suggestions).toEqual([]);
+      }
+      await tx.commit();
+      finished = true;
+    } finally {
+      if (!finished) await tx.rollback().catch(() => undefined);
+    }
+    expect((await store.listWorkflows()).workflows.map((w) => w.id)).toEqual(["before", "inTx"]);
+    expect(await peer.getWorkflow("inTx")).toMatchObject({ jobCount: 2, status: "running" });
+    expect((await claimJobs(store)).map((j) => j.id).sort()).toEqual(["b1", "t1"]);
   });
 }

@@ -1,0 +1,451 @@
+import { type ClaimedJob, type JobStore, type Tag, isBelayError } from "@belay/contract";
+import { expect } from "vitest";
+import { clause, clauseNeeding } from "../clause.js";
+import { whileParked } from "../interleaving.js";
+import {
+  LEASE,
+  SECOND,
+  T0,
+  auditOf,
+  claimJobs,
+  enqueueJobs,
+  leaseJob,
+  newJob,
+  report,
+  retryTransient,
+  stateOf,
+} from "../fixtures.js";
+import type { StepPoint } from "@belay/contract";
+import type { SuiteContext } from "../suite-context.js";
+
+// Races on shared rows between handles on one database (`openPeer`; the store itself where the
+// adapter grants none). Each clause starts its calls at once and accepts any serial order of
+// them — and only those: every outcome it checks is what one order or the other would give.
+
+const label = (value: string): Tag => ({ key: "", value });
+const sortTags = (tags: readonly Tag[]) => [...tags].sort((a, b) => `${a.key}\u0000${a.value}`.localeCompare(`${b.key}\u0000${b.value}`));
+
+/** Claims everything due in `queue` at T0 as `w1` and returns it by id. */
+async function leaseAll(store: JobStore, queue = "default"): Promise<Map<string, ClaimedJob>> {
+  return new Map((await claimJobs(store, { queues: [queue], max: 100 })).map((j) => [j.id, j]));
+}
+
+/** Ids of the jobs of `queue` currently leased. */
+async function leased(store: JobStore, queue: string): Promise<string[]> {
+  return (await store.listJobs({ states: ["leased"], queues: [queue] })).jobs.map((j) => j.id);
+}
+
+export function concurrencyClauses(ctx: SuiteContext): void {
+  clause("concurrency: concurrent enqueues of one id with tags create it once; every other call reads duplicate and the tags are stored once", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const tags = [label("urgent"), { key: "tenant", value: "acme" }, { key: "region", value: "eu" }];
+    const ids = ["j0", "j1", "j2"];
+    const calls = ids.flatMap((id) =>
+      [store, peer, store, peer, store, peer].map((handle, k) =>
+        retryTransient(() => handle.enqueue({ jobs: [newJob(id, { tags, payload: `{"k":${k}}` })], now: T0 })),
+      ),
+    );
+    const results = (await Promise.all(calls)).map((r) => r[0]!);
+    for (const [i, id] of ids.entries()) {
+      const mine = results.slice(i * 6, i * 6 + 6);
+      expect(mine.filter((r) => r.status === "created"), `${id} is created once`).toHaveLength(1);
+      for (const r of mine) expect(["created", "duplicate"], id).toContain(r.status);
+      const job = await store.getJob(id);
+      expect(sortTags(job!.tags), `${id} carries each tag once`).toEqual(sortTags(tags));
+      expect(await store.getJobHistory(id), `${id} has one first transition`).toHaveLength(1);
+    }
+    expect(await store.facetTags({ key: "tenant" })).toEqual([{ value: "acme", count: 3 }]);
+    expect(await store.facetTags({ key: "" })).toEqual([{ value: "urgent", count: 3 }]);
+    expect((await store.suggestTags({ prefix: "" })).suggestions).toEqual([
+      { kind: "label", value: "urgent" },
+      { kind: "key", key: "region" },
+      { kind: "key", key: "tenant" },
+    ]);
+    expect((await store.listJobs({ tags: [{ key: "region", value: "eu" }] })).jobs.map((j) => j.id).sort()).toEqual(ids);
+    expect(await store.countJobs()).toEqual([{ queue: "default", state: "scheduled", count: 3 }]);
+  });
+
+  clause("concurrency: parents' terminal outcomes racing their children's enqueues never deadlock, and no child is left waiting on ended parents", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    for (let round = 0; round < 6; round++) {
+      const p = (name: string) => `r${round}-${name}`;
+      const queue = `parents${round}`;
+      // Enqueued d, c, b, a: row order is the reverse of id order, so two writers that each
+      // lock in one of those orders would meet head on.
+      await enqueueJobs(store, ["d", "c", "b", "a"].map((name) => newJob(p(name), { queue })), T0);
+      const jobs = await leaseAll(store, queue);
+      const row = (name: string, outcome: "ok" | "dead") => ({
+        jobId: p(name),
+        workerId: "w1",
+        attempt: jobs.get(p(name))!.attempt,
+        outcome: outcome === "ok" ? ({ type: "succeeded" } as const) : ({ type: "failed", retryAt: null } as const),
+      });
+      const now = T0 + SECOND;
+      // Any call may fail only by a retriable conflict, and a deadlock is one: none is allowed here.
+      const calls = await Promise.allSettled([
+        // Each batch lists its jobs against row order, as a worker may.
+        store.reportOutcomes({ reports: [row("b", "ok"), row("d", "ok")], now }),
+        peer.reportOutcomes({ reports: [row("a", "ok"), row("c", "dead")], now }),
+        peer.enqueue({ jobs: [newJob(p("x"), { queue: "kids", parentIds: [p("a"), p("b")] })], now }),
+        store.enqueue({ jobs: [newJob(p("y"), { queue: "kids", parentIds: [p("d"), p("c")] })], now }),
+        peer.enqueue({
+          jobs: [newJob(p("z"), { queue: "kids", parentIds: [p("a"), p("b"), p("c"), p("d")], dependencyMode: "onAnyTerminal" })],
+          now,
+        }),
+        store.enqueue({ jobs: [newJob(p("w"), { queue: "kids", parentIds: [p("b"), p("a")] }), newJob(p("v"), { queue: "kids", parentIds: [p("w"), p("c")] })], now }),
+      ]);
+      for (const [i, call] of calls.entries()) {
+        const reason = call.status === "rejected" ? call.reason : undefined;
+        expect(reason, `round ${round}, call ${i}: ${String(reason)}${isBelayError(reason) ? ` (${reason.code})` : ""}`).toBeUndefined();
+      }
+      expect(await stateOf(store, p("a"))).toBe("succeeded");
+      expect(await stateOf(store, p("c"))).toBe("deadLettered");
+      // Whichever committed first, each child reads as if its parents ended before or after it.
+      expect(await stateOf(store, p("x")), "x: both parents succeeded").toBe("scheduled");
+      expect(await stateOf(store, p("y")), "y: an onSuccess parent was dead-lettered").toBe("cancelled");
+      expect(await stateOf(store, p("z")), "z: every parent ended, onAnyTerminal").toBe("scheduled");
+      expect(await stateOf(store, p("w")), "w: both parents succeeded").toBe("scheduled");
+      expect(await stateOf(store, p("v")), "v: its parent c was dead-lettered").toBe("cancelled");
+      expect((await store.getDependencies(p("z")))!.parents.map((e) => e.gating)).toEqual([false, false, false, false]);
+    }
+  });
+
+  clause("concurrency: concurrent claimers under a concurrency limit together never lease more than the limit, and leak no slot", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    await enqueueJobs(store, Array.from({ length: 12 }, (_, i) => newJob(`j${String(i).padStart(2, "0")}`, { queue: "limited" })));
+    expect(await store.setConcurrencyLimit({ queue: "limited", limit: 3, actor: "ops", now: T0 })).toEqual({ status: "applied" });
+    let now = T0;
+    for (let round = 0; round < 3; round++) {
+      const claimers = Array.from({ length: 8 }, (_, i) =>
+        retryTransient(() => (i % 2 === 0 ? store : peer).claim({ workerId: `w${round}-${i}`, queues: ["limited"], max: 2, leaseMs: LEASE, now })),
+      );
+      const taken = (await Promise.all(claimers)).flatMap((r) => r.jobs);
+      expect(taken.length, `round ${round}: claimed at once under a limit of 3`).toBeLessThanOrEqual(3);
+      expect(new Set(taken.map((j) => j.id)).size).toBe(taken.length);
+      // No slot was lost: a later claim fills the queue up to the limit exactly.
+      const more = await claimJobs(store, { queues: ["limited"], workerId: `late${round}`, now });
+      expect(taken.length + more.length, `round ${round}: the limit is reachable`).toBe(3);
+      expect((await leased(store, "limited")).sort()).toEqual([...taken, ...more].map((j) => j.id).sort());
+      // Finishing them frees every slot for the next round.
+      now += SECOND;
+      for (const job of [...taken, ...more]) {
+        const owner = (await store.getJob(job.id))!.leaseOwner!;
+        const [result] = await store.reportOutcomes({ reports: [{ jobId: job.id, workerId: owner, attempt: job.attempt, outcome: { type: "succeeded" } }], now });
+        expect(result, job.id).toMatchObject({ status: "applied" });
+      }
+    }
+    expect((await store.listJobs({ states: ["succeeded"], queues: ["limited"] })).jobs).toHaveLength(9);
+  });
+
+  clause("concurrency: a cancel racing a success report ends the job succeeded; the cancel is audited only when it took effect", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const ids = ["j0", "j1", "j2", "j3"];
+    await enqueueJobs(store, ids.map((id) => newJob(id)));
+    const jobs = await leaseAll(store);
+    const results = await Promise.all(
+      ids.map(async (id, i) => {
+        const [handleA, handleB] = i % 2 === 0 ? [store, peer] : [peer, store];
+        return Promise.all([
+          retryTransient(() => handleA.cancelJob({ jobId: id, actor: "alice", now: T0 + SECOND })),
+          retryTransient(() => report(handleB, jobs.get(id)!, { type: "succeeded", output: '"done"' }, T0 + SECOND)),
+        ]);
+      }),
+    );
+    for (const [i, [cancel, outcome]] of results.entries()) {
+      const id = ids[i]!;
+      expect(outcome, id).toMatchObject({ status: "applied", state: "succeeded" });
+      // Cancel first: a request the report then overrides. Report first: the job was terminal.
+      expect([{ status: "cancelRequested" }, { status: "notCancellable", state: "succeeded" }], id).toContainEqual(cancel);
+      expect(await store.getJob(id), id).toMatchObject({ state: "succeeded", cancelRequested: false, leaseOwner: null });
+      expect(await store.getJobOutput(id)).toBe('"done"');
+      expect((await auditOf(store, id)).length, `${id}: audited only with an effect`).toBe(cancel.status === "cancelRequested" ? 1 : 0);
+    }
+  });
+
+  clause("concurrency: a cancel racing a retryable failure report ends the job cancelled either way", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const ids = ["j0", "j1", "j2", "j3"];
+    await enqueueJobs(store, ids.map((id) => newJob(id)));
+    const jobs = await leaseAll(store);
+    const results = await Promise.all(
+      ids.map((id, i) =>
+        Promise.all([
+          retryTransient(() => (i % 2 === 0 ? store : peer).cancelJob({ jobId: id, actor: "alice", now: T0 + SECOND })),
+          retryTransient(() => report(i % 2 === 0 ? peer : store, jobs.get(id)!, { type: "failed", retryAt: T0 + LEASE }, T0 + SECOND)),
+        ]),
+      ),
+    );
+    for (const [i, [cancel, outcome]] of results.entries()) {
+      const id = ids[i]!;
+      // Cancel first: the retry becomes a cancel. Report first: the rescheduled job is cancelled at once.
+      if (cancel.status === "cancelRequested") expect(outcome, id).toMatchObject({ status: "applied", state: "cancelled" });
+      else {
+        expect(cancel, id).toEqual({ status: "cancelled" });
+        expect(outcome, id).toMatchObject({ status: "applied", state: "scheduled" });
+      }
+      expect(await store.getJob(id), id).toMatchObject({ state: "cancelled", cancelRequested: false, terminalAt: T0 + SECOND });
+      expect((await auditOf(store, id)).length, id).toBe(1);
+      expect((await store.getJobHistory(id)).filter((t) => t.state === "cancelled"), id).toHaveLength(1);
+    }
+    expect(await claimJobs(store, { now: T0 + 2 * LEASE })).toEqual([]);
+  });
+
+  clause("concurrency: two reports of one lease from two handles: exactly one applies, the other is stale", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const ids = ["j0", "j1", "j2", "j3"];
+    await enqueueJobs(store, ids.map((id) => newJob(id)));
+    const jobs = await leaseAll(store);
+    const results = await Promise.all(
+      ids.map((id) =>
+        Promise.all([
+          retryTransient(() => report(store, jobs.get(id)!, { type: "succeeded", output: '"from store"' }, T0 + SECOND)),
+          retryTransient(() => report(peer, jobs.get(id)!, { type: "failed", retryAt: null, failureDetail: "from peer" }, T0 + SECOND)),
+        ]),
+      ),
+    );
+    for (const [i, [fromStore, fromPeer]] of results.entries()) {
+      const id = ids[i]!;
+      expect([fromStore.status, fromPeer.status].sort(), id).toEqual(["applied", "stale"]);
+      const state = fromStore.status === "applied" ? "succeeded" : "deadLettered";
+      expect(await stateOf(store, id), id).toBe(state);
+      expect(await store.getJobOutput(id), id).toBe(state === "succeeded" ? '"from store"' : null);
+      expect((await store.getJobHistory(id)).map((t) => t.state), id).toEqual(["scheduled", "leased", state]);
+    }
+  });
+
+  clause("concurrency: a release racing an outcome report of the same lease: exactly one of them applies", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const ids = ["j0", "j1", "j2", "j3"];
+    await enqueueJobs(store, ids.map((id) => newJob(id)));
+    const jobs = await leaseAll(store);
+    const results = await Promise.all(
+      ids.map((id, i) =>
+        Promise.all([
+          retryTransient(() => (i % 2 === 0 ? store : peer).release({ workerId: "w1", leases: [{ jobId: id, attempt: 1 }], now: T0 + SECOND })),
+          retryTransient(() => report(i % 2 === 0 ? peer : store, jobs.get(id)!, { type: "succeeded" }, T0 + SECOND)),
+        ]),
+      ),
+    );
+    for (const [i, [[released], outcome]] of results.entries()) {
+      const id = ids[i]!;
+      expect([released!.status === "released", outcome.status === "applied"].filter(Boolean), id).toHaveLength(1);
+      const job = await store.getJob(id);
+      if (released!.status === "released") {
+        expect(outcome, id).toMatchObject({ status: "stale" });
+        expect(job, id).toMatchObject({ state: "scheduled", releases: 1, attempt: 1 });
+      } else expect(job, id).toMatchObject({ state: "succeeded", releases: 0 });
+    }
+  });
+
+  clause("concurrency: concurrent requeues of one dead-lettered job requeue it once: one audit record, one transition", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const ids = ["j0", "j1", "j2"];
+    for (const id of ids) {
+      const job = await leaseJob(store, id, { queue: id }, { queues: [id] });
+      await report(store, job, { type: "failed", retryAt: null });
+    }
+    const results = await Promise.all(
+      ids.map((id) =>
+        Promise.all([store, peer, store, peer].map((handle, k) => retryTransient(() => handle.requeueJob({ jobId: id, actor: `op${k}`, now: T0 + SECOND })))),
+      ),
+    );
+    for (const [i, mine] of results.entries()) {
+      const id = ids[i]!;
+      expect(mine.filter((r) => r.status === "requeued"), id).toHaveLength(1);
+      for (const r of mine) if (r.status !== "requeued") expect(r, id).toEqual({ status: "notRequeueable", state: "scheduled" });
+      expect(await store.getJob(id), id).toMatchObject({ state: "scheduled", attempt: 0, dueAt: T0 + SECOND });
+      expect((await auditOf(store, id)).map((a) => a.action), id).toEqual(["requeue"]);
+      expect((await store.getJobHistory(id)).map((t) => t.state), id).toEqual(["scheduled", "leased", "deadLettered", "scheduled"]);
+    }
+  });
+
+  clause("concurrency: a requeue racing a cancel of a dead-lettered job gives one of the two serial outcomes", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const ids = ["j0", "j1", "j2", "j3"];
+    for (const id of ids) {
+      const job = await leaseJob(store, id, { queue: id }, { queues: [id] });
+      await report(store, job, { type: "failed", retryAt: null });
+    }
+    const results = await Promise.all(
+      ids.map((id, i) =>
+        Promise.all([
+          retryTransient(() => (i % 2 === 0 ? store : peer).requeueJob({ jobId: id, actor: "alice", now: T0 + SECOND })),
+          retryTransient(() => (i % 2 === 0 ? peer : store).cancelJob({ jobId: id, actor: "bob", now: T0 + SECOND })),
+        ]),
+      ),
+    );
+    for (const [i, [requeue, cancel]] of results.entries()) {
+      const id = ids[i]!;
+      expect(requeue, id).toEqual({ status: "requeued" });
+      const audit = (await auditOf(store, id)).map((a) => a.action);
+      if (cancel.status === "cancelled") {
+        // The requeue ran first; the cancel then found a scheduled job.
+        expect(await store.getJob(id), id).toMatchObject({ state: "cancelled", attempt: 0 });
+        expect(audit, id).toEqual(["requeue", "cancel"]);
+      } else {
+        // The cancel ran first and found a terminal job: nothing changed, nothing audited.
+        expect(cancel, id).toEqual({ status: "notCancellable", state: "deadLettered" });
+        expect(await store.getJob(id), id).toMatchObject({ state: "scheduled", attempt: 0 });
+        expect(audit, id).toEqual(["requeue"]);
+      }
+    }
+  });
+
+  clause("concurrency: concurrent cancels of one scheduled job cancel it once and audit it once", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const ids = ["j0", "j1", "j2"];
+    await enqueueJobs(store, ids.flatMap((id) => [newJob(id), newJob(`${id}-child`, { parentIds: [id] })]));
+    const results = await Promise.all(
+      ids.map((id) =>
+        Promise.all([store, peer, store, peer].map((handle, k) => retryTransient(() => handle.cancelJob({ jobId: id, actor: `op${k}`, now: T0 + SECOND })))),
+      ),
+    );
+    for (const [i, mine] of results.entries()) {
+      const id = ids[i]!;
+      expect(mine.filter((r) => r.status === "cancelled"), id).toHaveLength(1);
+      for (const r of mine) if (r.status !== "cancelled") expect(r, id).toEqual({ status: "notCancellable", state: "cancelled" });
+      expect((await auditOf(store, id)).map((a) => a.action), id).toEqual(["cancel"]);
+      expect((await store.getJobHistory(id)).map((t) => t.state), id).toEqual(["scheduled", "cancelled"]);
+      expect((await store.getJobHistory(`${id}-child`)).map((t) => t.state), `${id}-child`).toEqual(["awaitingParents", "cancelled"]);
+    }
+  });
+
+  // The same races, interleaved at the one point that matters: the first write parked at its
+  // commit, holding every row it wrote, while the second runs (or waits for it).
+
+  const atCommit = (operation: string) => (point: StepPoint) => point.operation === operation && point.step === "commit";
+
+  clauseNeeding(ctx, "stepHook", "concurrency: an enqueue of an id another handle holds uncommitted reads duplicate once that commits; the tags are stored once", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    const tags = [label("urgent"), { key: "tenant", value: "acme" }];
+    const [[first], [second]] = await whileParked(
+      ctx,
+      store,
+      atCommit("enqueue"),
+      () => store.enqueue({ jobs: [newJob("j1", { tags, payload: '{"first":true}' })], now: T0 }),
+      () => peer.enqueue({ jobs: [newJob("j1", { tags: [...tags, label("late")], payload: '{"second":true}' })], now: T0 + 1 }),
+    );
+    expect(first).toMatchObject({ status: "created" });
+    expect(second).toEqual({ id: "j1", status: "duplicate", state: "scheduled" });
+    const job = await store.getJob("j1");
+    expect(job).toMatchObject({ payload: '{"first":true}', enqueuedAt: T0 });
+    expect(sortTags(job!.tags)).toEqual(sortTags(tags));
+    expect(await store.facetTags({ key: "" })).toEqual([{ value: "urgent", count: 1 }]);
+    expect(await store.getJobHistory("j1")).toHaveLength(1);
+  });
+
+  clauseNeeding(ctx, "stepHook", "concurrency: a child enqueued while its parent's outcome is parked uncommitted is gated by that outcome", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    await enqueueJobs(store, [newJob("ok"), newJob("dead")]);
+    const jobs = await leaseAll(store);
+    const [results, [kid, anyKid, okKid]] = await whileParked(
+      ctx,
+      store,
+      atCommit("reportOutcomes"),
+      () =>
+        store.reportOutcomes({
+          reports: [
+            { jobId: "ok", workerId: "w1", attempt: jobs.get("ok")!.attempt, outcome: { type: "succeeded" } },
+            { jobId: "dead", workerId: "w1", attempt: jobs.get("dead")!.attempt, outcome: { type: "failed", retryAt: null } },
+          ],
+          now: T0 + SECOND,
+        }),
+      () =>
+        peer.enqueue({
+          jobs: [
+            newJob("kid", { queue: "kids", parentIds: ["dead"] }),
+            newJob("anyKid", { queue: "kids", parentIds: ["dead"], dependencyMode: "onAnyTerminal" }),
+            newJob("okKid", { queue: "kids", parentIds: ["ok"] }),
+          ],
+          now: T0 + SECOND,
+        }),
+    );
+    expect(results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    expect([kid, anyKid, okKid].map((r) => r!.status)).toEqual(["created", "created", "created"]);
+    expect(await stateOf(store, "kid")).toBe("cancelled");
+    expect(await stateOf(store, "anyKid")).toBe("scheduled");
+    expect(await stateOf(store, "okKid")).toBe("scheduled");
+  });
+
+  clauseNeeding(ctx, "stepHook", "concurrency: a parent's outcome reported while its child's enqueue is parked uncommitted resolves that child", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    await enqueueJobs(store, [newJob("ok"), newJob("dead")]);
+    const jobs = await leaseAll(store);
+    const [created, results] = await whileParked(
+      ctx,
+      store,
+      atCommit("enqueue"),
+      () =>
+        store.enqueue({
+          jobs: [
+            newJob("kid", { queue: "kids", parentIds: ["dead"] }),
+            newJob("anyKid", { queue: "kids", parentIds: ["dead"], dependencyMode: "onAnyTerminal" }),
+            newJob("okKid", { queue: "kids", parentIds: ["ok"] }),
+          ],
+          now: T0 + SECOND,
+        }),
+      () =>
+        peer.reportOutcomes({
+          reports: [
+            { jobId: "ok", workerId: "w1", attempt: jobs.get("ok")!.attempt, outcome: { type: "succeeded" } },
+            { jobId: "dead", workerId: "w1", attempt: jobs.get("dead")!.attempt, outcome: { type: "failed", retryAt: null } },
+          ],
+          now: T0 + SECOND,
+        }),
+    );
+    expect(created.map((r) => r.status)).toEqual(["created", "created", "created"]);
+    expect(results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    expect(await stateOf(store, "kid")).toBe("cancelled");
+    expect(await stateOf(store, "anyKid")).toBe("scheduled");
+    expect(await stateOf(store, "okKid")).toBe("scheduled");
+  });
+
+  clauseNeeding(ctx, "stepHook", "concurrency: two parents ending at once from two handles resolve their shared children exactly once", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    await enqueueJobs(store, [
+      newJob("a"),
+      newJob("b"),
+      newJob("c", { queue: "later" }),
+      newJob("both", { queue: "kids", parentIds: ["a", "b"] }),
+      newJob("either", { queue: "kids", parentIds: ["a", "b"], dependencyMode: "onAnyTerminal" }),
+      newJob("three", { queue: "kids", parentIds: ["a", "b", "c"] }),
+    ]);
+    const jobs = await leaseAll(store);
+    const [[fromStore], [fromPeer]] = await whileParked(
+      ctx,
+      store,
+      atCommit("reportOutcomes"),
+      () => store.reportOutcomes({ reports: [{ jobId: "a", workerId: "w1", attempt: jobs.get("a")!.attempt, outcome: { type: "succeeded" } }], now: T0 + SECOND }),
+      () => peer.reportOutcomes({ reports: [{ jobId: "b", workerId: "w1", attempt: jobs.get("b")!.attempt, outcome: { type: "succeeded" } }], now: T0 + SECOND }),
+    );
+    expect([fromStore!.status, fromPeer!.status]).toEqual(["applied", "applied"]);
+    for (const id of ["both", "either"]) {
+      expect(await stateOf(store, id), id).toBe("scheduled");
+      expect((await store.getJobHistory(id)).map((t) => t.state), id).toEqual(["awaitingParents", "scheduled"]);
+    }
+    // A latch counted down twice at once still counts each parent once: "three" waits for c.
+    expect(await stateOf(store, "three")).toBe("awaitingParents");
+    expect((await store.getDependencies("three"))!.parents.map((p) => [p.jobId, p.gating])).toEqual([
+      ["a", false],
+      ["b", false],
+      ["c", true],
+    ]);
+    const [c] = await claimJobs(store, { queues: ["later"], now: T0 + SECOND });
+    await report(store, c!, { type: "succeeded" }, T0 + 2 * SECOND);
+    expect(await stateOf(store, "three")).toBe("scheduled");
+  });
+}

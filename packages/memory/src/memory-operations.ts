@@ -61,6 +61,7 @@ import {
   type WorkflowPage,
   type WorkflowRecord,
 } from "@belay/contract";
+import type { LoggedTransition } from "./memory-store.js";
 import type { ResolvedMemoryStoreOptions } from "./memory-store-config.js";
 import type { MemoryTransaction } from "./memory-transaction.js";
 import { listAuditRecords } from "./ops/audit.js";
@@ -289,6 +290,21 @@ export class MemoryOperations implements JobStoreOperations {
 
   beginTransaction(): MemoryTransaction {
     return this.#runner.beginTransaction();
+  }
+
+  transitionsAfter(position: number): Promise<readonly LoggedTransition[]> {
+    return this.#runner.read(() => {
+      const { log } = this.#state;
+      // The log is in position order (compaction only removes entries): find the first one after.
+      let lo = 0;
+      let hi = log.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (log[mid]!.position <= position) lo = mid + 1;
+        else hi = mid;
+      }
+      return log.slice(lo).map(({ dropped: _dropped, ...entry }) => entry);
+    });
   }
 
   nextActivityAt(): Promise<Instant | null> {

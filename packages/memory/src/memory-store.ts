@@ -1,7 +1,13 @@
-import { CheckedJobStore, type Instant } from "@belay/contract";
+import { CheckedJobStore, type Instant, type TransitionRecord } from "@belay/contract";
 import { MemoryOperations } from "./memory-operations.js";
 import { type MemoryStoreOptions, resolveMemoryStoreOptions } from "./memory-store-config.js";
 import type { MemoryTransaction } from "./memory-transaction.js";
+
+/** One entry of the store-wide transition log, with the job's name and queue. */
+export interface LoggedTransition extends TransitionRecord {
+  readonly jobName: string;
+  readonly queue: string;
+}
 
 /**
  * The in-memory reference store: every operation of the Storage Contract on plain data
@@ -44,5 +50,14 @@ export class MemoryStore extends CheckedJobStore<MemoryOperations> {
    */
   nextActivityAt(): Promise<Instant | null> {
     return this.operations.nextActivityAt();
+  }
+
+  /**
+   * Every transition committed after `position`, in commit order (the store-wide log observers
+   * walk), with entries already capped away or purged left out once the log is compacted. For
+   * simulators that check every transition; not part of the Storage Contract.
+   */
+  transitionsAfter(position: number): Promise<readonly LoggedTransition[]> {
+    return this.operations.transitionsAfter(position);
   }
 }

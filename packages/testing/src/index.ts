@@ -16,3 +16,30 @@ export type { PromiseStoreSystemOptions, NextOccurrence } from "./differential/p
 export { sdkServerSystem } from "./differential/sdk-server-system.js";
 export type { SdkServer, SdkServerSystem, SdkServerSystemOptions, SdkPromiseRow, SdkTaskRow, SdkRequest } from "./differential/sdk-server-system.js";
 export { SDK_SERVER_DIFFERENCES } from "./differential/sdk-differences.js";
+export { runSeed, runPlan, swarmPlan, replayCommand, replayPlanCommand, formatViolation } from "./simulator/run.js";
+export type { SimHalf, SimRunOptions, SimResult } from "./simulator/run.js";
+export { minimizePlan } from "./simulator/minimize.js";
+export type { MinimizeOptions, MinimizeResult } from "./simulator/minimize.js";
+export { parseSimFixture } from "./simulator/fixture.js";
+export type { SimFixture } from "./simulator/fixture.js";
+export { SABOTAGES, isSabotage } from "./simulator/sabotage.js";
+export type { SabotageName } from "./simulator/sabotage.js";
+export { ORACLES } from "./simulator/violations.js";
+export type { OracleName, Violation } from "./simulator/violations.js";
+export { parseSeed, formatSeed } from "./simulator/prng.js";
+export type { Seed } from "./simulator/prng.js";
+export type {
+  SimPlan,
+  JobsPlan,
+  PromisesPlan,
+  JobAxes,
+  PromiseAxes,
+  JobEvent,
+  PromiseEvent,
+  JobSpec,
+  GroupSpec,
+  ObserverSpec,
+  ScheduleSpec,
+  RootSpec,
+  PlanRetry,
+} from "./simulator/plan.js";

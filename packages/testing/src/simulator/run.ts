@@ -29,7 +29,7 @@ export interface SimResult {
 export function swarmPlan(seed: Seed | number | string, half: SimHalf, sabotage: SabotageName | null = null): SimPlan {
   const value = typeof seed === "bigint" ? seed : parseSeed(seed);
   const rng = Rng.fromSeed(value).fork(half);
-  return half === "jobs" ? swarmJobsPlan(value, rng, sabotage) : swarmPromisesPlan(value, rng);
+  return half === "jobs" ? swarmJobsPlan(value, rng, sabotage) : swarmPromisesPlan(value, rng, sabotage);
 }
 
 /** Runs one plan to its end (or its first violation). Deterministic: the same plan, the same result. */

@@ -1,5 +1,8 @@
 import {
   CheckedPromiseStore,
+  type Instant,
+  type PromiseRequest,
+  type PromiseResponse,
   type LoadedRows,
   type PromiseBackend,
   type PromiseEffects,
@@ -104,9 +107,21 @@ class SabotagedBackend implements PromiseBackend {
   }
 }
 
-/** A memory promise store, with `sabotage`'s bug in its backend when one is given. */
+/** A memory promise store, with `sabotage`'s bug in its backend (or its front) when one is given. */
 export function simPromiseStore(sabotage: SabotageName | null, settings: { readonly retryTimeoutMs: number }): PromiseStore {
   if (sabotage === null) return new MemoryPromiseStore({ settings });
+  if (sabotage === "staleFulfillApplied") {
+    const store = new MemoryPromiseStore({ settings });
+    const handle = store.handle.bind(store);
+    store.handle = async <R extends PromiseRequest>(request: R, now: Instant): Promise<PromiseResponse<R>> => {
+      const response = await handle(request, now);
+      if (request.kind !== "task.fulfill" || response.status !== 409) return response;
+      const task = (await store.snapshot(now)).tasks.find((t) => t.id === request.id);
+      if (task?.state !== "acquired" || task.version === request.version) return response;
+      return handle({ ...request, version: task.version }, now);
+    };
+    return store;
+  }
   const exposed = new ExposedMemoryPromiseStore();
   return new CheckedPromiseStore(new SabotagedBackend(exposed.exposedBackend, sabotage), { settings });
 }

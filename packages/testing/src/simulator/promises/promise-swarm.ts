@@ -1,14 +1,16 @@
 import type { PromiseAxes, PromiseEvent, PromisesPlan } from "../plan.js";
 import { type Rng, type Seed, formatSeed } from "../prng.js";
+import type { SabotageName } from "../sabotage.js";
 
 const AXIS_ON = 0.35;
 
 /**
  * A plan of the promise half from one seed, swarm style: each axis on with p = 0.35 at an
  * intensity from its band; roots (call graphs up to three deep), worker and server crashes, and
- * operator halts and continues at random instants of the active phase.
+ * operator halts and continues at random instants of the active phase. `sabotage` forces on what
+ * that sabotage needs to show.
  */
-export function swarmPromisesPlan(seed: Seed, rng: Rng): PromisesPlan {
+export function swarmPromisesPlan(seed: Seed, rng: Rng, sabotage: SabotageName | null = null): PromisesPlan {
   const on = () => rng.chance(AXIS_ON);
   const band = (lo: number, hi: number) => lo + (hi - lo) * rng.next();
   const axes: { -readonly [K in keyof PromiseAxes]: PromiseAxes[K] } = {
@@ -20,6 +22,8 @@ export function swarmPromisesPlan(seed: Seed, rng: Rng): PromisesPlan {
     heartbeatLoss: on() ? band(0.1, 0.5) : 0,
     latencyMs: on() ? Math.round(band(5, 150)) : 5,
   };
+  // A stale fulfill needs an execution that outlives its lease.
+  if (sabotage === "staleFulfillApplied") axes.slowStep = 0.3;
   const workers = rng.int(1, 4);
   const activeMs = rng.int(15, 35) * 1_000;
   const ttlMs = rng.pick([2_000, 4_000, 6_000]);

@@ -26,6 +26,7 @@ export type {
   CreateStoreOptions,
   ConformanceHooks,
   ConformanceTransaction,
+  TransientProvocation,
   SuiteContext,
 } from "./suite-context.js";
 export { snapshot } from "./snapshot.js";
@@ -34,3 +35,13 @@ export type { PostgresTarget, PostgresTargetOptions } from "./postgres-target.js
 export { T0, newJob } from "./fixtures.js";
 export { InjectedFault } from "./injected-fault.js";
 export type { ConformanceErrorCode } from "./injected-fault.js";
+// The torture suite: seeded client processes racing every operation on a real database, a
+// drain, and an audit of the end state against every client's journal.
+export { runTorture, formatTortureReport } from "./torture/run-torture.js";
+export type { TortureRunOptions, TortureReport, TortureClientHandle } from "./torture/run-torture.js";
+export { runTortureClient } from "./torture/client.js";
+export { tortureSettings, DEFAULT_TORTURE_MS } from "./torture/plan.js";
+export type { TortureSettings, TortureClientConfig } from "./torture/plan.js";
+export type { Violation } from "./torture/audit-journals.js";
+export { SABOTAGE_CHECKS } from "./torture/sabotage.js";
+export type { TortureSabotage } from "./torture/sabotage.js";

@@ -3,11 +3,12 @@
 // (each in its own child process per run, runs interleaved), samples connections and server CPU
 // from outside the measured process, prints medians and ratios, writes results/<timestamp>.json
 // and .md, and stops everything it started, by PID, also on error and ctrl-c. See README.md.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, hostname, loadavg, release, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type Option, Teardown, forEachLine, int, ints, list, parseArgs } from "./cli.js";
 import { type ChildConfig, HARNESS_APP } from "./shared.js";
 import { Pgbench, PostgresCluster, RedisServer, Sampler, findPgBin, log, makeScratch, windowStats } from "./infra.js";
 import { type BenchRecord, type SystemInfo, summarize } from "./summary.js";
@@ -34,12 +35,6 @@ const ALL_PHASES = ["enqueue_single", "enqueue_batch", "process", "latency"];
 
 // ---- options: --flag value | --flag=value, each with an environment fallback BENCH_<FLAG> ----
 
-interface Option {
-  readonly flag: string;
-  readonly def: string;
-  readonly help: string;
-  readonly bool?: boolean;
-}
 const OPTIONS: Option[] = [
   { flag: "systems", def: "belay-postgres,belay-sqlite,graphile-worker,pg-boss,bullmq-redis", help: `comma list of ${Object.keys(SYSTEMS).join(", ")}` },
   { flag: "jobs", def: "20000", help: "jobs per enqueue and processing phase" },
@@ -66,128 +61,44 @@ const OPTIONS: Option[] = [
   { flag: "cpu-prof", def: "false", help: "run every child with --cpu-prof (profiles under <out>/<timestamp>-profiles/)", bool: true },
 ];
 
-function parseArgs(argv: readonly string[]): Record<string, string> {
-  const values: Record<string, string> = {};
-  for (const o of OPTIONS) values[o.flag] = process.env[`BENCH_${o.flag.toUpperCase().replaceAll("-", "_")}`] ?? o.def;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--") continue;
-    if (arg === "-h" || arg === "--help") {
-      console.log("usage: pnpm bench [--flag value ...]\n");
-      for (const o of OPTIONS) console.log(`  --${o.flag.padEnd(22)} ${o.help} (default ${o.def || "none"}; env BENCH_${o.flag.toUpperCase().replaceAll("-", "_")})`);
-      process.exit(0);
-    }
-    if (!arg.startsWith("--")) throw new Error(`unexpected argument ${arg} (try --help)`);
-    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
-    const opt = OPTIONS.find((o) => o.flag === name);
-    if (!opt) throw new Error(`unknown option --${name} (try --help)`);
-    if (opt.bool) values[name] = inline ?? "true";
-    else {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new Error(`--${name} needs a value`);
-      values[name] = v;
-    }
-  }
-  return values;
-}
-
-const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
-function int(values: Record<string, string>, name: string, min = 0): number {
-  const n = Number(values[name]);
-  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${values[name]}`);
-  return n;
-}
-
 // ---- state needed by the teardown ----
 
 let cluster: PostgresCluster | null = null;
 let redis: RedisServer | null = null;
 let sampler: Sampler | null = null;
-let current: ChildProcess | null = null;
-let scratchToRemove: string | null = null;
-let tornDown = false;
-
-function killChild(): void {
-  const c = current;
-  if (c?.pid && c.exitCode === null && c.signalCode === null) {
-    try {
-      process.kill(-c.pid, "SIGKILL"); // its own process group (detached)
-    } catch {
-      /* gone */
-    }
-  }
-}
-
-function teardown(): void {
-  if (tornDown) return;
-  tornDown = true;
-  killChild();
+const teardown = new Teardown();
+teardown.onTeardown(() => {
   redis?.stop();
   cluster?.stop();
-  if (scratchToRemove) rmSync(scratchToRemove, { recursive: true, force: true });
-}
-
-// pnpm pipes a filtered script's output; after ctrl-c that pipe may be gone: never die of EPIPE.
-process.stdout.on("error", () => undefined);
-process.stderr.on("error", () => undefined);
-
-for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-  process.on(sig, () => {
-    log(`${sig}: stopping children and servers`);
-    teardown();
-    process.exit(130);
-  });
-}
-process.on("exit", teardown);
+});
+teardown.install("children and servers");
 
 // ---- running one child ----
 
-function runChild(def: SystemDef, config: ChildConfig, timeoutMs: number, profDir: string | null): Promise<{ records: BenchRecord[]; code: number | null; signal: string | null; timedOut: boolean }> {
-  return new Promise((resolvePromise) => {
-    const nodeArgs = ["--import", "tsx", "--conditions=@belay/source"];
-    if (profDir) nodeArgs.push("--cpu-prof", "--cpu-prof-dir", profDir);
-    const child = spawn(process.execPath, [...nodeArgs, join(HERE, def.file)], {
+async function runChild(def: SystemDef, config: ChildConfig, timeoutMs: number, profDir: string | null): Promise<{ records: BenchRecord[]; code: number | null; signal: string | null; timedOut: boolean }> {
+  const records: BenchRecord[] = [];
+  const ended = await teardown.runChild(
+    join(HERE, def.file),
+    {
       cwd: PKG,
       env: { ...process.env, ...def.env, BENCH_CONFIG: JSON.stringify(config) },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    current = child;
-    const records: BenchRecord[] = [];
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      log(`${def.name} run ${config.run}: child exceeded ${Math.round(timeoutMs / 1000)} s, killing its process group`);
-      killChild();
-    }, timeoutMs);
-    const lines = (stream: NodeJS.ReadableStream, onLine: (l: string) => void) => {
-      let buf = "";
-      stream.setEncoding("utf8");
-      stream.on("data", (d: string) => {
-        buf += d;
-        let i: number;
-        while ((i = buf.indexOf("\n")) >= 0) {
-          onLine(buf.slice(0, i));
-          buf = buf.slice(i + 1);
-        }
+      profDir,
+      timeoutMs,
+      onTimeout: () => log(`${def.name} run ${config.run}: child exceeded ${Math.round(timeoutMs / 1000)} s, killing its process group`),
+    },
+    (child) => {
+      forEachLine(child.stdout!, (l) => {
+        if (l.startsWith("@@bench ")) {
+          const rec = JSON.parse(l.slice(8)) as BenchRecord;
+          records.push(rec);
+          const v = rec.error ? `FAILED: ${rec.error}` : rec.phase === "latency" ? `p50 ${rec["p50_ms"]} ms, p99 ${rec["p99_ms"]} ms` : `${rec["jobs_per_s"]} jobs/s`;
+          log(`  ${def.name} ${rec.phase} ${rec.variant}${rec.concurrency ? ` @${rec.concurrency}` : ""}: ${v}`);
+        } else if (l.trim()) process.stderr.write(`  [${def.name}] ${l}\n`);
       });
-      stream.on("end", () => buf && onLine(buf));
-    };
-    lines(child.stdout!, (l) => {
-      if (l.startsWith("@@bench ")) {
-        const rec = JSON.parse(l.slice(8)) as BenchRecord;
-        records.push(rec);
-        const v = rec.error ? `FAILED: ${rec.error}` : rec.phase === "latency" ? `p50 ${rec["p50_ms"]} ms, p99 ${rec["p99_ms"]} ms` : `${rec["jobs_per_s"]} jobs/s`;
-        log(`  ${def.name} ${rec.phase} ${rec.variant}${rec.concurrency ? ` @${rec.concurrency}` : ""}: ${v}`);
-      } else if (l.trim()) process.stderr.write(`  [${def.name}] ${l}\n`);
-    });
-    lines(child.stderr!, (l) => l.trim() && process.stderr.write(`  [${def.name}] ${l}\n`));
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      current = null;
-      resolvePromise({ records, code, signal, timedOut });
-    });
-  });
+      forEachLine(child.stderr!, (l) => l.trim() && process.stderr.write(`  [${def.name}] ${l}\n`));
+    },
+  );
+  return { records, ...ended };
 }
 
 // ---- main ----
@@ -221,7 +132,7 @@ function gitDescribe(): string {
 }
 
 async function main(): Promise<void> {
-  const values = parseArgs(process.argv.slice(2));
+  const values = parseArgs(OPTIONS, process.argv.slice(2), "pnpm bench");
   const systems = list(values["systems"]!).map((s) => {
     const def = SYSTEMS[s];
     if (!def) throw new Error(`unknown system ${s}; known: ${Object.keys(SYSTEMS).join(", ")}`);
@@ -230,11 +141,7 @@ async function main(): Promise<void> {
   const phases = list(values["phases"]!);
   for (const p of phases) if (!ALL_PHASES.includes(p)) throw new Error(`unknown phase ${p}; known: ${ALL_PHASES.join(", ")}`);
   const runs = int(values, "runs", 1);
-  const concurrency = list(values["concurrency"]!).map((c) => {
-    const n = Number(c);
-    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--concurrency: ${c} is not a positive integer`);
-    return n;
-  });
+  const concurrency = ints(values["concurrency"]!, "concurrency");
   const phaseTimeoutMs = int(values, "phase-timeout-s", 1) * 1000;
   const pgbenchSeconds = int(values, "pgbench-seconds");
   const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..*/, "");
@@ -243,7 +150,7 @@ async function main(): Promise<void> {
   const profRoot = values["cpu-prof"] === "true" ? join(outDir, `${stamp}-profiles`) : null;
 
   const scratch = values["scratch"] ? makeScratch(resolve(values["scratch"])) : makeScratch(mkdtempSync(join(tmpdir(), "belay-bench-")));
-  if (values["keep"] !== "true") scratchToRemove = scratch;
+  if (values["keep"] !== "true") teardown.removeAtEnd(scratch);
   log(`scratch ${scratch}${values["keep"] === "true" ? " (kept)" : ""}`);
 
   const settings = {
@@ -390,10 +297,10 @@ const closeSampler = async (): Promise<void> => {
 try {
   await main();
   await closeSampler();
-  teardown();
+  teardown.teardown();
 } catch (error) {
   log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   await closeSampler();
-  teardown();
+  teardown.teardown();
   process.exitCode = 1;
 }

@@ -5,12 +5,13 @@
 // server at 1 and 10 clients (the commit ceiling); the SDK's in-memory server and SQLite, each
 // with the same live roots. Systems run in their own child processes, in an order rotated per
 // run, each after a checkpoint and a settle period; medians of the runs. See README.md.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { type Option, Teardown, forEachLine, int, ints, list, parseArgs } from "../cli.js";
 import { Pgbench, PostgresCluster, findPgBin, log, makeScratch } from "../infra.js";
 import { runPgbench } from "./ceiling.js";
 import type { PromiseChildConfig } from "./config.js";
@@ -29,7 +30,7 @@ const SYSTEMS: Record<string, { readonly system: PromiseChildConfig["system"] | 
   "sdk-server-roots": { system: "sdk-server", roots: true },
 };
 
-const OPTIONS = [
+const OPTIONS: Option[] = [
   { flag: "systems", def: Object.keys(SYSTEMS).join(","), help: `comma list of ${Object.keys(SYSTEMS).join(", ")} (the order of run 1; later runs rotate it)` },
   { flag: "shapes", def: SHAPE_NAMES.join(","), help: "lifecycle (create, acquire, fulfill) and/or fanout (a root and 10 children)" },
   { flag: "callers", def: "1,10", help: "concurrent callers, each running lifecycles one after another" },
@@ -48,122 +49,37 @@ const OPTIONS = [
   { flag: "out", def: join(PKG, "results"), help: "folder for promises-<timestamp>.json and .md" },
   { flag: "keep", def: "false", help: "keep the scratch folder", bool: true },
   { flag: "cpu-prof", def: "false", help: "run every child with --cpu-prof (profiles under <out>/promises-<timestamp>-profiles/<system>-run<N>/)", bool: true },
-] as const;
+];
 
-function parseArgs(argv: readonly string[]): Record<string, string> {
-  const values: Record<string, string> = {};
-  for (const o of OPTIONS) values[o.flag] = process.env[`BENCH_${o.flag.toUpperCase().replaceAll("-", "_")}`] ?? o.def;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--") continue;
-    if (arg === "-h" || arg === "--help") {
-      console.log("usage: pnpm bench:promises [--flag value ...]\n");
-      for (const o of OPTIONS) console.log(`  --${o.flag.padEnd(18)} ${o.help} (default ${o.def || "none"})`);
-      process.exit(0);
-    }
-    if (!arg.startsWith("--")) throw new Error(`unexpected argument ${arg} (try --help)`);
-    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
-    const opt = OPTIONS.find((o) => o.flag === name);
-    if (!opt) throw new Error(`unknown option --${name} (try --help)`);
-    if ("bool" in opt) values[name] = inline ?? "true";
-    else {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new Error(`--${name} needs a value`);
-      values[name] = v;
-    }
-  }
-  return values;
-}
-
-const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
-const ints = (s: string, name: string) =>
-  list(s).map((x) => {
-    const n = Number(x);
-    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name}: ${x} is not a positive integer`);
-    return n;
-  });
-function int(values: Record<string, string>, name: string, min = 0): number {
-  const n = Number(values[name]);
-  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${values[name]}`);
-  return n;
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---- teardown: the child, the cluster, the scratch folder ----
 
 let cluster: PostgresCluster | null = null;
-let current: ChildProcess | null = null;
-let scratchToRemove: string | null = null;
-let tornDown = false;
+const teardown = new Teardown();
+teardown.onTeardown(() => cluster?.stop());
+teardown.install("the child and the cluster");
 
-function killChild(): void {
-  const c = current;
-  if (c?.pid && c.exitCode === null && c.signalCode === null) {
-    try {
-      process.kill(-c.pid, "SIGKILL");
-    } catch {
-      /* gone */
-    }
-  }
-}
-
-function teardown(): void {
-  if (tornDown) return;
-  tornDown = true;
-  killChild();
-  cluster?.stop();
-  if (scratchToRemove) rmSync(scratchToRemove, { recursive: true, force: true });
-}
-
-process.stdout.on("error", () => undefined);
-process.stderr.on("error", () => undefined);
-for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-  process.on(sig, () => {
-    log(`${sig}: stopping the child and the cluster`);
-    teardown();
-    process.exit(130);
-  });
-}
-process.on("exit", teardown);
-
-function runChild(config: PromiseChildConfig, timeoutMs: number, profDir: string | null): Promise<{ records: PromiseRecord[]; code: number | null; timedOut: boolean }> {
-  return new Promise((done) => {
-    const nodeArgs = ["--import", "tsx", "--conditions=@belay/source"];
-    if (profDir) nodeArgs.push("--cpu-prof", "--cpu-prof-dir", profDir);
-    const child = spawn(process.execPath, [...nodeArgs, join(HERE, "runner.ts")], {
+async function runChild(config: PromiseChildConfig, timeoutMs: number, profDir: string | null): Promise<{ records: PromiseRecord[]; code: number | null; timedOut: boolean }> {
+  const records: PromiseRecord[] = [];
+  const { code, timedOut } = await teardown.runChild(
+    join(HERE, "runner.ts"),
+    {
       cwd: PKG,
       env: { ...process.env, BENCH_PROMISES_CONFIG: JSON.stringify(config) },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    current = child;
-    const records: PromiseRecord[] = [];
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      log(`${config.label} run ${config.run}: child exceeded ${Math.round(timeoutMs / 1000)} s, killing its process group`);
-      killChild();
-    }, timeoutMs);
-    let out = "";
-    child.stdout!.setEncoding("utf8");
-    child.stdout!.on("data", (d: string) => {
-      out += d;
-      let i: number;
-      while ((i = out.indexOf("\n")) >= 0) {
-        const line = out.slice(0, i);
-        out = out.slice(i + 1);
+      profDir,
+      timeoutMs,
+      onTimeout: () => log(`${config.label} run ${config.run}: child exceeded ${Math.round(timeoutMs / 1000)} s, killing its process group`),
+    },
+    (child) => {
+      forEachLine(child.stdout!, (line) => {
         if (line.startsWith("@@bench ")) records.push({ ...(JSON.parse(line.slice(8)) as PromiseRecord), system: config.label });
         else if (line.trim()) process.stderr.write(`  [${config.label}] ${line}\n`);
-      }
-    });
-    child.stderr!.setEncoding("utf8");
-    child.stderr!.on("data", (d: string) => process.stderr.write(d.split("\n").filter(Boolean).map((l) => `  [${config.label}] ${l}\n`).join("")));
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      current = null;
-      done({ records, code, timedOut });
-    });
-  });
+      });
+      forEachLine(child.stderr!, (line) => line && process.stderr.write(`  [${config.label}] ${line}\n`));
+    },
+  );
+  return { records, code, timedOut };
 }
 
 /** The Belay revision measured: `BENCH_REVISION` (e.g. for a `git archive` snapshot of a commit), else git's. */
@@ -175,7 +91,7 @@ function gitDescribe(): string {
 }
 
 async function main(): Promise<void> {
-  const values = parseArgs(process.argv.slice(2));
+  const values = parseArgs(OPTIONS, process.argv.slice(2), "pnpm bench:promises");
   const systems = list(values["systems"]!);
   for (const s of systems) if (!SYSTEMS[s]) throw new Error(`unknown system ${s}; known: ${Object.keys(SYSTEMS).join(", ")}`);
   const shapes = list(values["shapes"]!) as ShapeName[];
@@ -198,7 +114,7 @@ async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
   const profRoot = values["cpu-prof"] === "true" ? join(outDir, `promises-${stamp}-profiles`) : null;
   const scratch = values["scratch"] ? makeScratch(resolve(values["scratch"])) : makeScratch(mkdtempSync(join(tmpdir(), "belay-bench-promises-")));
-  if (values["keep"] !== "true") scratchToRemove = scratch;
+  if (values["keep"] !== "true") teardown.removeAtEnd(scratch);
   log(`scratch ${scratch}`);
 
   const needsPg = systems.some((s) => s === "pgbench" || s === "postgres");
@@ -346,9 +262,9 @@ if (renderAt >= 0) {
 
 try {
   await main();
-  teardown();
+  teardown.teardown();
 } catch (error) {
   log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  teardown();
+  teardown.teardown();
   process.exitCode = 1;
 }

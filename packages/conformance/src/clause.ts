@@ -1,5 +1,5 @@
 import { it } from "vitest";
-import type { ConformanceHooks, SuiteContext } from "./suite-context.js";
+import { type ConformanceHooks, DATABASE_HOOKS, type SuiteContext } from "./suite-context.js";
 
 /** Clauses touching real databases can take a while; none should take longer than this. */
 const CLAUSE_TIMEOUT_MS = 60_000;
@@ -61,7 +61,8 @@ export function clauseNeeding(
 
 /**
  * A clause that needs powers only the adapter can grant (`hooks`): reported as skipped with what
- * is missing (`not proven: …`) when the adapter grants any of them not — never a silent pass.
+ * is missing (`not proven: …`) when the adapter grants any of them not — never a silent pass. For
+ * a store declared `withoutDatabase`, a clause needing a database's hook is left out, with a line.
  */
 export function clauseGranted(
   ctx: SuiteContext,
@@ -69,6 +70,11 @@ export function clauseGranted(
   title: string,
   body: () => Promise<void>,
 ): void {
+  if (ctx.withoutDatabase !== undefined && needs.some((hook) => DATABASE_HOOKS.includes(hook))) {
+    // A store without a database: the clause does not apply. Said once per clause, at collection.
+    console.info(`[conformance] ${ctx.name}: left out (${ctx.withoutDatabase}): ${title}`);
+    return;
+  }
   it(
     title,
     async (test) => {

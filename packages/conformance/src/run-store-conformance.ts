@@ -55,6 +55,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
   const ctx: SuiteContext = {
     name: options.name,
     hooks,
+    withoutDatabase: options.withoutDatabase,
     async store(storeOptions = {}) {
       const store = await options.createStore(storeOptions);
       created.push(store);

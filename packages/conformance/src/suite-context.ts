@@ -83,12 +83,23 @@ export interface StoreConformanceOptions {
   /** Releases a store made by `createStore` (and its data). Default: `store.close()`. */
   destroyStore?(store: JobStore): Promise<void>;
   readonly hooks?: ConformanceHooks;
+  /**
+   * For a store that has no database (the in-memory store): why the hooks that only a database
+   * can grant (`reopen`, `openUnmigrated`, `recordSchemaVersion`) do not apply. The clauses that
+   * need them are then left out of the run, listed in one line, instead of reported as not proven.
+   */
+  readonly withoutDatabase?: string;
 }
+
+/** The hooks only a store with a database can grant: see {@link StoreConformanceOptions.withoutDatabase}. */
+export const DATABASE_HOOKS: readonly (keyof ConformanceHooks)[] = ["reopen", "openUnmigrated", "recordSchemaVersion"];
 
 /** What each clause group receives. */
 export interface SuiteContext {
   readonly name: string;
   readonly hooks: ConformanceHooks;
+  /** {@link StoreConformanceOptions.withoutDatabase}. */
+  readonly withoutDatabase: string | undefined;
   /** A fresh store for this test, released after it. */
   store(options?: CreateStoreOptions): Promise<JobStore>;
   /** A second handle on `store`'s database, released after the test. */

@@ -1,4 +1,3 @@
-import { fork } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +6,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/index.js";
 import { bundleFixture } from "./support/bundle.js";
+import { acknowledgedBeforeKill } from "./support/killed-child.js";
 
 // Durable before acknowledged: a process enqueueing and processing in a loop is killed with
 // SIGKILL; every enqueue it acknowledged is in the file, and a new worker finishes every job.
@@ -22,26 +22,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("sqlite: a process killed mid-load", () => {
   it("keeps every acknowledged enqueue, and a new worker drains every job to a terminal state", async () => {
     const path = join(dir, "crash.db");
-    const child = fork(script, [path], { execArgv: [], stdio: ["ignore", "pipe", "inherit", "ipc"] });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, signal) => resolve(signal)));
-    // 'close' comes after the child's stdout has ended: every line it wrote has been read.
-    const drained = new Promise<void>((resolve) => child.once("close", () => resolve()));
-    const acknowledged: string[] = [];
-    let pending = "";
-    await new Promise<void>((resolve, reject) => {
-      child.once("exit", () => reject(new Error("the child exited before it was killed")));
-      child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-        const lines = (pending + chunk).split("\n");
-        pending = lines.pop()!;
-        acknowledged.push(...lines);
-        if (acknowledged.length >= 3_000) resolve();
-      });
-    });
-    child.kill("SIGKILL");
-    expect(await exited).toBe("SIGKILL");
-    // Lines already in the pipe were acknowledged before the kill too.
-    await drained;
-    acknowledged.push(...pending.split("\n").filter((line) => line.length > 0));
+    const acknowledged = await acknowledgedBeforeKill(script, [path], 3_000);
 
     const check = new Database(path, { readonly: true });
     expect(check.pragma("integrity_check", { simple: true })).toBe("ok");

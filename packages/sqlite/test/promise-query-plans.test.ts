@@ -7,6 +7,7 @@ import { SqlitePromiseStore } from "../src/index.js";
 import * as rows from "../src/sql/promise-rows.js";
 import * as scans from "../src/sql/promise-scans.js";
 import { type Tables, tablesFor } from "../src/tables.js";
+import { planOf, preparedBy, recordPreparedStatements } from "./support/plans.js";
 
 // The promise surface's timer scans, outbox take (filtered or not) and keyed lookups read their
 // index (EXPLAIN QUERY PLAN names it), and no statement of a keyed operation, timer scan or outbox call scans a table:
@@ -18,27 +19,7 @@ const path = join(dir, "plans.db");
 const t = tablesFor("belay_");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-let recording: string[] | null = null;
-const prepare = Database.prototype.prepare;
-beforeAll(() => {
-  Database.prototype.prepare = function (this: Database.Database, source: string) {
-    recording?.push(source);
-    return prepare.call(this, source);
-  } as typeof prepare;
-});
-afterAll(() => {
-  Database.prototype.prepare = prepare;
-});
-
-/** The plan of one statement, as EXPLAIN QUERY PLAN details (every parameter bound to null). */
-function planOf(db: Database.Database, sql: string): string[] {
-  const named = [...new Set([...sql.matchAll(/@(\w+)/g)].map((m) => m[1]!))];
-  const statement = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
-  const found = named.length > 0
-    ? statement.all(Object.fromEntries(named.map((name) => [name, null])))
-    : statement.all(...Array((sql.match(/\?/g) ?? []).length).fill(null));
-  return (found as { detail: string }[]).map((row) => row.detail);
-}
+recordPreparedStatements();
 
 /** A SCAN of anything but a JSON parameter (`json_each`) reads a whole table or index. */
 const isFullScan = (detail: string) => /^SCAN /.test(detail) && !/json_each|VIRTUAL TABLE/.test(detail);
@@ -70,18 +51,8 @@ async function seed(): Promise<void> {
 }
 
 /** The SQL a fresh store prepares while running `operation` (each statement is prepared once per connection). */
-async function statementsOf(operation: (store: SqlitePromiseStore) => Promise<unknown>): Promise<string[]> {
-  const store = new SqlitePromiseStore({ path });
-  await store.migrate();
-  recording = [];
-  try {
-    await operation(store);
-    return [...new Set(recording)].filter((sql) => !/^(BEGIN|COMMIT|ROLLBACK)\b/.test(sql) && !/sqlite_master|promise_migrations/.test(sql));
-  } finally {
-    recording = null;
-    await store.close();
-  }
-}
+const statementsOf = (operation: (store: SqlitePromiseStore) => Promise<unknown>): Promise<string[]> =>
+  preparedBy(() => new SqlitePromiseStore({ path }), operation, /^(BEGIN|COMMIT|ROLLBACK)\b|sqlite_master|promise_migrations/);
 
 describe("sqlite promise store: query plans", () => {
   let db: Database.Database;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/index.js";
+import { planOf, preparedBy, recordPreparedStatements } from "./support/plans.js";
 
 // The time-ordered scans — claims, lease expiry, minting, retention — and every other statement
 // of the hot operations must read an index: EXPLAIN QUERY PLAN shows no SCAN of a job table.
@@ -16,41 +17,11 @@ const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-plans-"));
 const path = join(dir, "plans.db");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-let recording: string[] | null = null;
-const prepare = Database.prototype.prepare;
-beforeAll(() => {
-  Database.prototype.prepare = function (this: Database.Database, source: string) {
-    recording?.push(source);
-    return prepare.call(this, source);
-  } as typeof prepare;
-});
-afterAll(() => {
-  Database.prototype.prepare = prepare;
-});
+recordPreparedStatements();
 
 /** The SQL a fresh store prepares while running `operation` (each statement is prepared once per connection). */
-async function statementsOf(operation: (store: SqliteStore) => Promise<unknown>): Promise<string[]> {
-  const store = new SqliteStore({ path });
-  await store.migrate();
-  recording = [];
-  try {
-    await operation(store);
-    return [...new Set(recording)].filter((sql) => !/^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/.test(sql) && !/sqlite_master/.test(sql));
-  } finally {
-    recording = null;
-    await store.close();
-  }
-}
-
-/** The plan of one statement, as EXPLAIN QUERY PLAN details. */
-function planOf(db: Database.Database, sql: string): string[] {
-  const named = [...new Set([...sql.matchAll(/@(\w+)/g)].map((m) => m[1]!))];
-  const statement = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
-  const rows = named.length > 0
-    ? statement.all(Object.fromEntries(named.map((name) => [name, null])))
-    : statement.all(...Array((sql.match(/\?/g) ?? []).length).fill(null));
-  return (rows as { detail: string }[]).map((row) => row.detail);
-}
+const statementsOf = (operation: (store: SqliteStore) => Promise<unknown>): Promise<string[]> =>
+  preparedBy(() => new SqliteStore({ path }), operation, /^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b|sqlite_master/);
 
 /** A SCAN of anything but a JSON list parameter (`json_each`) reads a whole table or index. */
 const isFullScan = (detail: string) => /^SCAN /.test(detail) && !/json_each/.test(detail);

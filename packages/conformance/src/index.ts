@@ -6,6 +6,7 @@
  */
 export { runStoreConformance } from "./run-store-conformance.js";
 export { runPromiseStoreConformance } from "./promises/run-promise-store-conformance.js";
+export { promiseLifecycleSmoke } from "./promises/smoke.js";
 export type {
   PromiseStoreConformanceOptions,
   CreatePromiseStoreOptions,

@@ -53,6 +53,11 @@ export class PostgresCluster extends SharedPostgresCluster {
     super.start(Array.isArray(databases) ? { databases, serverOptions } : (databases as PostgresClusterStartOptions));
     warnUnless15(this.version);
   }
+
+  /** `CHECKPOINT`: writes every dirty page now, so the next system starts on a clean cluster. */
+  checkpoint(): void {
+    run("psql", ["-qAt", "-d", "postgres", "-c", "checkpoint"], { env: this.env });
+  }
 }
 
 /** Whether `pid` runs (a zombie -- exited, not yet reaped by this process -- does not). */

@@ -38,7 +38,8 @@ const ALL_PHASES = ["enqueue_single", "enqueue_batch", "process", "latency"];
 const OPTIONS: Option[] = [
   { flag: "systems", def: "belay-postgres,belay-sqlite,graphile-worker,pg-boss,bullmq-redis", help: `comma list of ${Object.keys(SYSTEMS).join(", ")}` },
   { flag: "jobs", def: "20000", help: "jobs per enqueue and processing phase" },
-  { flag: "runs", def: "3", help: "interleaved runs (medians are reported)" },
+  { flag: "runs", def: "3", help: "interleaved runs (medians are reported); the system order (pgbench included) rotates per run" },
+  { flag: "settle-s", def: "5", help: "pause before each system and pgbench, after a CHECKPOINT, so none is measured in another's wake" },
   { flag: "concurrency", def: "10,50", help: "concurrent handlers of the processing phases" },
   { flag: "latency-concurrency", def: "10", help: "worker concurrency in the latency phase" },
   { flag: "latency-jobs", def: "500", help: "single jobs in the latency phase" },
@@ -144,6 +145,7 @@ async function main(): Promise<void> {
   const concurrency = ints(values["concurrency"]!, "concurrency");
   const phaseTimeoutMs = int(values, "phase-timeout-s", 1) * 1000;
   const pgbenchSeconds = int(values, "pgbench-seconds");
+  const settleS = int(values, "settle-s");
   const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..*/, "");
   const outDir = resolve(values["out"]!);
   mkdirSync(outDir, { recursive: true });
@@ -169,6 +171,7 @@ async function main(): Promise<void> {
     phase_timeout_s: phaseTimeoutMs / 1000,
     pgbench: { seconds: pgbenchSeconds, clients: int(values, "pgbench-clients", 1), scale: int(values, "pgbench-scale", 1) },
     sample_ms: int(values, "sample-ms", 10),
+    settle_s: settleS,
   };
   const cpuModel = cpus()[0]?.model ?? "?";
   const meta = {
@@ -216,15 +219,26 @@ async function main(): Promise<void> {
   const variantsPer = 4;
   const childTimeoutMs = phaseTimeoutMs * (2 + concurrency.length * variantsPer + variantsPer) + 120_000;
 
+  // Nobody is measured in another's wake: the order (pgbench one of them) rotates per run, and
+  // each starts after a CHECKPOINT (the previous one's dirty pages written) and a settle period.
+  const lineup: (SystemDef | "pgbench")[] = [...(pgbench ? (["pgbench"] as const) : []), ...systems];
+  const settle = async () => {
+    cluster?.checkpoint();
+    await new Promise((resolve) => setTimeout(resolve, settleS * 1000));
+  };
   for (let run = 1; run <= runs; run++) {
-    if (pgbench) {
-      records.push({ system: "postgres-pgbench", phase: "env", variant: "loadavg", run, loadavg1: loadavg()[0] });
-      log(`run ${run}/${runs}: pgbench ${settings.pgbench.clients} clients × ${pgbenchSeconds} s`);
-      const r = pgbench.measure();
-      records.push({ system: "postgres-pgbench", phase: "pgbench", variant: "update synchronous_commit=on", run, clients: settings.pgbench.clients, seconds: pgbenchSeconds, ...r });
-      log(`  pgbench: ${r.tps ?? r.error} tps`);
-    }
-    for (const def of systems) {
+    const order = lineup.map((_, i) => lineup[(i + run - 1) % lineup.length]!);
+    log(`run ${run}/${runs}: ${order.map((d) => (d === "pgbench" ? d : d.name)).join(" → ")}`);
+    for (const def of order) {
+      await settle();
+      if (def === "pgbench") {
+        records.push({ system: "postgres-pgbench", phase: "env", variant: "loadavg", run, loadavg1: loadavg()[0] });
+        log(`run ${run}/${runs}: pgbench ${settings.pgbench.clients} clients × ${pgbenchSeconds} s`);
+        const r = pgbench!.measure();
+        records.push({ system: "postgres-pgbench", phase: "pgbench", variant: "update synchronous_commit=on", run, clients: settings.pgbench.clients, seconds: pgbenchSeconds, ...r });
+        log(`  pgbench: ${r.tps ?? r.error} tps`);
+        continue;
+      }
       records.push({ system: def.name, phase: "env", variant: "loadavg", run, loadavg1: loadavg()[0] });
       log(`run ${run}/${runs}: ${def.name}`);
       const config: ChildConfig = {
@@ -279,7 +293,7 @@ async function main(): Promise<void> {
       `Node ${meta.versions.node}; ${meta.versions["postgres" as keyof typeof meta.versions] ?? ""}` +
       `${redis ? `; ${redis.version.split(" ").slice(0, 3).join(" ")}` : ""}.`,
     `Peers: graphile-worker ${meta.versions["graphile-worker"]}, pg-boss ${meta.versions["pg-boss"]}, bullmq ${meta.versions.bullmq} (ioredis ${meta.versions.ioredis}), pg ${meta.versions.pg}. Belay at ${meta.git}.`,
-    `Settings: ${settings.jobs} jobs, ${runs} interleaved runs, concurrency ${concurrency.join(" and ")}, enqueue ${settings.enqueue_in_flight} in flight / batches of ${settings.batch}, latency ${settings.latency_jobs} jobs ${settings.latency_gap_ms} ms apart at concurrency ${settings.latency_concurrency}, pgbench ${settings.pgbench.clients} clients × ${pgbenchSeconds} s (scale ${settings.pgbench.scale}). PostgreSQL: defaults (fsync on, synchronous_commit on, shared_buffers 128MB), unix socket only. Redis: appendonly everysec.`,
+    `Settings: ${settings.jobs} jobs, ${runs} interleaved runs (order rotated per run, CHECKPOINT + ${settleS} s settle before each system and pgbench), concurrency ${concurrency.join(" and ")}, enqueue ${settings.enqueue_in_flight} in flight / batches of ${settings.batch}, latency ${settings.latency_jobs} jobs ${settings.latency_gap_ms} ms apart at concurrency ${settings.latency_concurrency}, pgbench ${settings.pgbench.clients} clients × ${pgbenchSeconds} s (scale ${settings.pgbench.scale}). PostgreSQL: defaults (fsync on, synchronous_commit on, shared_buffers 128MB), unix socket only. Redis: appendonly everysec.`,
     `Raw results: ${jsonPath}`,
     "",
   ].join("\n");

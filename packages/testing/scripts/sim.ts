@@ -7,6 +7,7 @@
  *   pnpm sim --plan test/fixtures/sim/x.json   a saved plan or fixture
  *   pnpm sim --seeds 50 --sabotage hotLoop     prove an oracle fires
  *   pnpm sim --forever [--minimize]            random seeds until interrupted
+ *   pnpm sim --seeds 10000 --workers 2         the swarm on two worker threads
  *
  * Prints seeds/s and every violation with the one-line command that replays it; exits 1 when a
  * run breaks an oracle (or, under --sabotage, when its oracle never fired).
@@ -15,6 +16,7 @@ import { randomBytes } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import {
   type SabotageName,
   type SimFixture,
@@ -35,6 +37,7 @@ import {
 } from "../src/index.js";
 
 const { values } = parseArgs({
+  args: isMainThread ? process.argv.slice(2) : [],
   options: {
     seeds: { type: "string" },
     from: { type: "string", default: "1" },
@@ -45,6 +48,7 @@ const { values } = parseArgs({
     forever: { type: "boolean", default: false },
     minimize: { type: "boolean", default: false },
     out: { type: "string" },
+    workers: { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
   strict: true,
@@ -52,7 +56,7 @@ const { values } = parseArgs({
 
 // pnpm runs the script in packages/testing: paths on the command line are the caller's.
 const cwd = process.env.INIT_CWD ?? process.cwd();
-const usage = "usage: pnpm sim --seeds N [--from SEED] [--half jobs|promises|both] [--replay SEED] [--plan FILE] [--sabotage NAME] [--forever] [--minimize] [--out FILE]";
+const usage = "usage: pnpm sim --seeds N [--from SEED] [--half jobs|promises|both] [--replay SEED] [--plan FILE] [--sabotage NAME] [--forever] [--minimize] [--out FILE] [--workers K]";
 
 function fail(message: string): never {
   console.error(message);
@@ -125,45 +129,120 @@ async function runPlanFile(): Promise<number> {
   return ok ? 0 : 1;
 }
 
+/** One seed of one half, as a swarm runner reports it. */
+interface SeedRun {
+  readonly seed: string;
+  readonly half: SimHalf;
+  readonly ms: number;
+  readonly oracles: readonly string[];
+}
+
+/** Runs seeds of the swarm in this thread, or in `--workers` worker threads (one seed at a time each). */
+interface SeedRunner {
+  run(seed: bigint, half: SimHalf): Promise<SeedRun>;
+  close(): Promise<void>;
+}
+
+async function runOne(seed: bigint, half: SimHalf, under: SabotageName | null): Promise<SeedRun> {
+  const t = Date.now();
+  const result = await runSeed(seed, half, { sabotage: under });
+  return { seed: formatSeed(seed), half, ms: Date.now() - t, oracles: result.violations.map((v) => v.oracle) };
+}
+
+function localRunner(): SeedRunner {
+  return { run: (seed, half) => runOne(seed, half, sabotage), close: async () => {} };
+}
+
+function workerRunner(count: number): SeedRunner {
+  const idle: Worker[] = [];
+  const waiting: ((worker: Worker) => void)[] = [];
+  // A worker thread does not inherit tsx's loader: it registers tsx, then imports this file.
+  const boot = `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${JSON.stringify(import.meta.url)}); })`;
+  const workers = Array.from({ length: count }, () => new Worker(boot, { eval: true, workerData: { sabotage }, execArgv: process.execArgv }));
+  idle.push(...workers);
+  const take = () => new Promise<Worker>((resolve) => (idle.length > 0 ? resolve(idle.pop()!) : waiting.push(resolve)));
+  const give = (worker: Worker) => (waiting.length > 0 ? waiting.shift()!(worker) : idle.push(worker));
+  return {
+    async run(seed, half) {
+      const worker = await take();
+      try {
+        return await new Promise<SeedRun>((resolve, reject) => {
+          worker.once("message", resolve);
+          worker.once("error", reject);
+          worker.postMessage({ seed: formatSeed(seed), half });
+        });
+      } finally {
+        worker.removeAllListeners("error");
+        give(worker);
+      }
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.terminate()));
+    },
+  };
+}
+
 async function runSwarm(): Promise<number> {
   const count = values.forever ? Number.POSITIVE_INFINITY : Number(values.seeds ?? 100);
   if (!(count > 0) || (!values.forever && !Number.isInteger(count))) fail(`--seeds must be a positive integer`);
+  const threads = Number(values.workers ?? 1);
+  if (!Number.isInteger(threads) || threads < 1) fail(`--workers must be a positive integer`);
   // The forever runner starts at a random seed, so runs on several machines cover different ground.
-  let seed = values.forever ? BigInt(`0x${randomBytes(8).toString("hex")}`) : parseSeed(values.from!);
+  const first = values.forever ? BigInt(`0x${randomBytes(8).toString("hex")}`) : parseSeed(values.from!);
   const totals = new Map(halves.map((h) => [h, { seeds: 0, ms: 0, violations: 0 }]));
   const started = Date.now();
   let lastProgress = started;
   let stop = false;
+  let done = 0;
   process.once("SIGINT", () => void (stop = true));
-  console.log(`${values.forever ? "forever from" : `${count} seeds from`} ${formatSeed(seed)}, ${halves.join(" + ")}${sabotage ? `, sabotage ${sabotage} (${SABOTAGES[sabotage].oracle})` : ""}`);
-  for (let n = 0; n < count && !stop; n++, seed = (seed + 1n) & 0xffff_ffff_ffff_ffffn) {
-    for (const half of halves) {
-      const t = Date.now();
-      const result = await runSeed(seed, half, { sabotage });
-      const total = totals.get(half)!;
-      total.ms += Date.now() - t;
-      total.seeds++;
-      const fired = sabotage === null ? result.violations.length > 0 : result.violations.some((v) => v.oracle === SABOTAGES[sabotage].oracle);
-      if (fired) {
-        total.violations++;
-        if (sabotage === null) await reportFailure(result, replayCommand(seed, half));
+  console.log(
+    `${values.forever ? "forever from" : `${count} seeds from`} ${formatSeed(first)}, ${halves.join(" + ")}${threads > 1 ? `, ${threads} worker threads` : ""}${sabotage ? `, sabotage ${sabotage} (${SABOTAGES[sabotage].oracle})` : ""}`,
+  );
+  const runner = threads > 1 ? workerRunner(threads) : localRunner();
+  let next = 0;
+  const lane = async () => {
+    while (!stop && next < count) {
+      const seed = (first + BigInt(next++)) & 0xffff_ffff_ffff_ffffn;
+      for (const half of halves) {
+        const run = await runner.run(seed, half);
+        const total = totals.get(half)!;
+        total.ms += run.ms;
+        total.seeds++;
+        const fired = sabotage === null ? run.oracles.length > 0 : run.oracles.includes(SABOTAGES[sabotage].oracle);
+        if (fired) {
+          total.violations++;
+          // The failure again, in this thread, for its report and minimization: runs are deterministic.
+          if (sabotage === null) await reportFailure(await runSeed(seed, half), replayCommand(seed, half));
+        }
+      }
+      done++;
+      if (Date.now() - lastProgress >= 10_000) {
+        lastProgress = Date.now();
+        console.error(`… ${done} seeds, ${rate(done, lastProgress - started)} seeds/s, ${[...totals.values()].reduce((v, t) => v + t.violations, 0)} violations`);
       }
     }
-    if (Date.now() - lastProgress >= 10_000) {
-      lastProgress = Date.now();
-      console.error(`… ${n + 1} seeds, ${rate(n + 1, lastProgress - started)} seeds/s, ${[...totals.values()].reduce((v, t) => v + t.violations, 0)} violations`);
-    }
-  }
+  };
+  await Promise.all(Array.from({ length: threads }, lane));
+  await runner.close();
   const wall = Date.now() - started;
   for (const [half, t] of totals) {
     const what = sabotage ? `${SABOTAGES[sabotage].oracle} fired on ${t.violations}` : `${t.violations} with violations`;
-    console.log(`${half}: ${t.seeds} seeds in ${(t.ms / 1_000).toFixed(1)} s, ${rate(t.seeds, t.ms)} seeds/s, ${what}`);
+    console.log(`${half}: ${t.seeds} seeds in ${(t.ms / 1_000).toFixed(1)} s of runs, ${rate(t.seeds, t.ms)} seeds/s per thread, ${what}`);
   }
-  const seeds = Math.max(...[...totals.values()].map((t) => t.seeds));
-  console.log(`total: ${seeds} seeds × ${halves.length} half(s) in ${(wall / 1_000).toFixed(1)} s wall, ${rate(seeds, wall)} seeds/s`);
+  console.log(`total: ${done} seeds × ${halves.length} half(s) in ${(wall / 1_000).toFixed(1)} s wall, ${rate(done, wall)} seeds/s`);
   const violations = [...totals.values()].reduce((v, t) => v + t.violations, 0);
   return sabotage === null ? (violations > 0 ? 1 : 0) : violations > 0 ? 0 : 1;
 }
 
-const code = values.replay !== undefined ? await runReplay() : values.plan !== undefined ? await runPlanFile() : await runSwarm();
-process.exit(code);
+/** A worker thread of `--workers`: runs the seeds the main thread posts, one at a time. */
+function serveSeeds(): void {
+  const under = (workerData as { sabotage: SabotageName | null }).sabotage;
+  parentPort!.on("message", ({ seed, half }: { seed: string; half: SimHalf }) => {
+    void runOne(parseSeed(seed), half, under).then((run) => parentPort!.postMessage(run));
+  });
+}
+
+if (isMainThread) {
+  const code = values.replay !== undefined ? await runReplay() : values.plan !== undefined ? await runPlanFile() : await runSwarm();
+  process.exit(code);
+} else serveSeeds();

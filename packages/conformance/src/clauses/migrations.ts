@@ -1,12 +1,12 @@
 import type { JobStore } from "@belay/contract";
 import { expect } from "vitest";
-import { clauseGranted } from "../clause.js";
+import { clause, clauseGranted } from "../clause.js";
 import { LEASE, SECOND, T0, allJobIds, claimJobs, enqueueJobs, expectBelayError, newJob, report } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
 // The schema's life: created by migrate() (once, whoever calls it at the same time), refused
 // before it exists and when it is newer than the store, untouched by configuration changes.
-// Only an adapter with a real database can grant the hooks these clauses need.
+// Only an adapter with a real database can grant the hooks most of these clauses need.
 
 /** The states and failure details of a job's history. */
 async function story(store: JobStore, id: string): Promise<[string, string | null][]> {
@@ -14,6 +14,18 @@ async function story(store: JobStore, id: string): Promise<[string, string | nul
 }
 
 export function migrationClauses(ctx: SuiteContext): void {
+  clause("migrations: concurrent migrate() calls on an up-to-date schema, through two handles, change nothing and lose no job", async () => {
+    const store = await ctx.store();
+    const peer = await ctx.peer(store);
+    await enqueueJobs(store, [newJob("kept")]);
+    const results = await Promise.all([store.migrate(), peer.migrate(), store.migrate()]);
+    for (const result of results) expect(result.fromVersion).toBe(result.toVersion);
+    expect(new Set(results.map((r) => r.toVersion)).size).toBe(1);
+    expect(await allJobIds(peer)).toEqual(["kept"]);
+    const [claimed] = await claimJobs(store, { now: T0 });
+    expect(claimed?.id).toBe("kept");
+  });
+
   clauseGranted(ctx, ["reopen"], "migrations: a store reopened with another history policy on the same data needs no migration, and the new policy applies", async () => {
     const store = await ctx.store();
     await enqueueJobs(store, [newJob("j1"), newJob("j2", { dueAt: T0 + 3 * SECOND })]);

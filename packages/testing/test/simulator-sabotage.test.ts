@@ -29,6 +29,7 @@ const SEEDS: Record<SabotageName, number> = {
   idleSleepsForever: 1,
   staleSettleRead: 1,
   acquireKeepsVersion: 1,
+  heartbeatIgnoresFence: 5,
   staleFulfillApplied: 5,
   settleForgetsAwaiters: 1,
   noRetryTimer: 1,

@@ -33,6 +33,7 @@ export const SABOTAGES = {
   // ---- the promise half: backend wrappers ----
   staleSettleRead: { half: "promises", oracle: "settlementWriteOnce", bug: "a settle reads a settled promise as still pending (no lock)" },
   acquireKeepsVersion: { half: "promises", oracle: "versionFence", bug: "an acquire does not raise the task's version" },
+  heartbeatIgnoresFence: { half: "promises", oracle: "versionFence", bug: "a heartbeat renews a task's lease whoever holds it, at whatever version" },
   staleFulfillApplied: { half: "promises", oracle: "versionFence", bug: "a fulfill refused for its stale version is applied at the task's current one" },
   settleForgetsAwaiters: { half: "promises", oracle: "awaiterWoken", bug: "a settlement loads no awaiters, so none is woken" },
   noRetryTimer: { half: "promises", oracle: "executeNotLost", bug: "a pending task is written without its retry timer" },

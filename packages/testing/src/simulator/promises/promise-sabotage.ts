@@ -110,15 +110,26 @@ class SabotagedBackend implements PromiseBackend {
 /** A memory promise store, with `sabotage`'s bug in its backend (or its front) when one is given. */
 export function simPromiseStore(sabotage: SabotageName | null, settings: { readonly retryTimeoutMs: number }): PromiseStore {
   if (sabotage === null) return new MemoryPromiseStore({ settings });
-  if (sabotage === "staleFulfillApplied") {
+  if (sabotage === "staleFulfillApplied" || sabotage === "heartbeatIgnoresFence") {
+    // Bugs of the front: a refused request sent again as the current holder would send it.
     const store = new MemoryPromiseStore({ settings });
     const handle = store.handle.bind(store);
     store.handle = async <R extends PromiseRequest>(request: R, now: Instant): Promise<PromiseResponse<R>> => {
       const response = await handle(request, now);
-      if (request.kind !== "task.fulfill" || response.status !== 409) return response;
-      const task = (await store.snapshot(now)).tasks.find((t) => t.id === request.id);
-      if (task?.state !== "acquired" || task.version === request.version) return response;
-      return handle({ ...request, version: task.version }, now);
+      if (sabotage === "staleFulfillApplied") {
+        if (request.kind !== "task.fulfill" || response.status !== 409) return response;
+        const task = (await store.snapshot(now)).tasks.find((t) => t.id === request.id);
+        if (task?.state !== "acquired" || task.version === request.version) return response;
+        return handle({ ...request, version: task.version }, now);
+      }
+      if (request.kind !== "task.heartbeat") return response;
+      const { tasks } = await store.snapshot(now);
+      for (const sent of request.tasks) {
+        const task = tasks.find((t) => t.id === sent.id);
+        if (task?.state !== "acquired" || (task.pid === request.pid && task.version === sent.version)) continue;
+        await handle({ kind: "task.heartbeat", pid: task.pid!, tasks: [{ id: task.id, version: task.version }] }, now);
+      }
+      return response;
     };
     return store;
   }

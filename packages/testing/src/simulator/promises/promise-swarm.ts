@@ -22,9 +22,12 @@ export function swarmPromisesPlan(seed: Seed, rng: Rng, sabotage: SabotageName |
     heartbeatLoss: on() ? band(0.1, 0.5) : 0,
     latencyMs: on() ? Math.round(band(5, 150)) : 5,
   };
-  // A stale fulfill needs an execution that outlives its lease.
-  if (sabotage === "staleFulfillApplied") axes.slowStep = 0.3;
-  const workers = rng.int(1, 4);
+  // A stale fulfill or heartbeat needs an execution that outlives its lease.
+  const fenced = sabotage === "staleFulfillApplied" || sabotage === "heartbeatIgnoresFence";
+  if (fenced) axes.slowStep = 0.3;
+  // A stale heartbeat reaches a task another worker holds: two workers at least, leases that lapse.
+  if (sabotage === "heartbeatIgnoresFence") axes.heartbeatLoss = 0.5;
+  const workers = Math.max(sabotage === "heartbeatIgnoresFence" ? 2 : 1, rng.int(1, 4));
   const activeMs = rng.int(15, 35) * 1_000;
   const ttlMs = rng.pick([2_000, 4_000, 6_000]);
   const at = () => Math.round(rng.next() * activeMs * 0.8);

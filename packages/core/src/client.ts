@@ -23,6 +23,7 @@ import type { AnyJobDefinition, PayloadOf } from "./define-job.js";
 import { createJobId } from "./ids.js";
 import { toDisposition } from "./retry.js";
 import { type TagInput, parseTags } from "./tags.js";
+import type { BelayTelemetry } from "./telemetry.js";
 
 /** Options of one enqueue. */
 export interface EnqueueOptions {
@@ -141,11 +142,19 @@ export class Client {
   readonly store: JobStore;
   readonly #clock: Clock;
   readonly #actor: Actor;
+  readonly #telemetry: BelayTelemetry | undefined;
 
-  constructor(options: { readonly store: JobStore; readonly clock?: Clock; readonly actor?: Actor }) {
+  constructor(options: {
+    readonly store: JobStore;
+    readonly clock?: Clock;
+    readonly actor?: Actor;
+    /** OpenTelemetry spans and metrics (see `belayTelemetry`); off when omitted. */
+    readonly telemetry?: BelayTelemetry;
+  }) {
     this.store = options.store;
     this.#clock = options.clock ?? systemClock;
     this.#actor = options.actor ?? "system";
+    this.#telemetry = options.telemetry;
   }
 
   /** Enqueues one job. Throws on a bad payload or a bound violation; nothing is written then. */
@@ -161,8 +170,17 @@ export class Client {
   /** Enqueues several jobs atomically (all or nothing). Requests may name each other as parents. */
   async enqueueMany(requests: readonly JobRequest<any>[], options: TransactionOptions = {}): Promise<EnqueueReceipt[]> {
     const now = this.#clock.now();
-    const jobs = await Promise.all(requests.map((r) => this.#toNewJob(r, now)));
-    const results = await this.store.enqueue({ jobs, now, ...(options.tx === undefined ? {} : { tx: options.tx }) });
+    let jobs = await Promise.all(requests.map((r) => this.#toNewJob(r, now)));
+    const send = this.#telemetry?.startSend(jobs, this.store.capabilities.bounds.traceContextLength);
+    if (send !== undefined) jobs = send.jobs;
+    let results: readonly EnqueueResult[];
+    try {
+      results = await this.store.enqueue({ jobs, now, ...(options.tx === undefined ? {} : { tx: options.tx }) });
+    } catch (error) {
+      send?.end({ error });
+      throw error;
+    }
+    send?.end({ statuses: results.map((r) => r.status) });
     return results.map((result, i) => toReceipt(result, jobs[i]!.id, results));
   }
 
@@ -176,12 +194,21 @@ export class Client {
   ): Promise<{ readonly id: string; readonly status: "created" | "duplicate"; readonly jobs: readonly EnqueueReceipt[] }> {
     const now = this.#clock.now();
     const id = workflow.id ?? createJobId(now);
-    const jobs = await Promise.all(workflow.jobs.map((r) => this.#toNewJob(r, now)));
-    const result = await this.store.enqueueWorkflow({
-      workflow: { id, name: workflow.name, jobs },
-      now,
-      ...(options.tx === undefined ? {} : { tx: options.tx }),
-    });
+    let jobs = await Promise.all(workflow.jobs.map((r) => this.#toNewJob(r, now)));
+    const send = this.#telemetry?.startSend(jobs, this.store.capabilities.bounds.traceContextLength);
+    if (send !== undefined) jobs = send.jobs;
+    let result: Awaited<ReturnType<JobStore["enqueueWorkflow"]>>;
+    try {
+      result = await this.store.enqueueWorkflow({
+        workflow: { id, name: workflow.name, jobs },
+        now,
+        ...(options.tx === undefined ? {} : { tx: options.tx }),
+      });
+    } catch (error) {
+      send?.end({ error });
+      throw error;
+    }
+    send?.end({ statuses: jobs.map(() => (result.status === "created" ? "created" : result.status === "duplicate" ? "duplicate" : "notWritten")) });
     if (result.status === "rejected") throw errorFromRejection(result.rejection, result.jobId);
     if (result.status === "duplicate") return { id, status: "duplicate", jobs: [] };
     return { id, status: "created", jobs: result.jobs.map((r) => ({ id: r.id, status: "created", state: r.state })) };

@@ -18,6 +18,11 @@ export type {
 export { Worker } from "./worker.js";
 export type { WorkerOptions, WorkerGroupOptions, WorkerEvent, WorkerHealth, PumpHealth } from "./worker.js";
 export type { ObserverOptions, ObserversHealth } from "./observer-dispatcher.js";
+export { belayTelemetry, BelayTelemetry, TELEMETRY_SCOPE } from "./telemetry.js";
+export type { BelayTelemetryOptions } from "./telemetry.js";
+export type { OtelApi, OtelTracerProvider, OtelMeterProvider } from "./otel-api.js";
+export { formatTraceContext, parseTraceContext } from "./trace-context.js";
+export type { CarriedSpanContext } from "./trace-context.js";
 export { parseTags, formatTag } from "./tags.js";
 export type { TagInput } from "./tags.js";
 export { systemClock } from "./clock.js";

@@ -13,6 +13,7 @@ import { classifyStoreFault } from "./fault-policy.js";
 import { type JobContext, JobAbortedError } from "./job-context.js";
 import type { Logger } from "./logger.js";
 import { parseTags, type TagInput } from "./tags.js";
+import type { BelayTelemetry } from "./telemetry.js";
 
 /** Something a pump tells its worker about, for metrics and tests. */
 export type PumpEvent =
@@ -31,6 +32,8 @@ export interface PumpOptions {
   /** Capture error names, messages and stacks as failure detail (off: `BELAY_DISABLE_FAILURE_DETAIL`). */
   readonly captureFailureDetail: boolean;
   readonly onEvent: (event: PumpEvent) => void;
+  /** Spans and metrics; `undefined` keeps every telemetry call off the hot path. */
+  readonly telemetry?: { readonly telemetry: BelayTelemetry; readonly group: string };
 }
 
 /**
@@ -142,6 +145,7 @@ export class Pump {
       case "report":
         this.#track(store.reportOutcomes({ reports: command.reports, now: this.#now() })).then(
           (results) => {
+            this.#options.telemetry?.telemetry.outcomesReported(results);
             this.#options.onEvent({ type: "outcomesReported", results });
             this.#post({ type: "reported", batchId: command.batchId, results, now: this.#now() });
           },
@@ -165,8 +169,10 @@ export class Pump {
         break;
       case "expireLeases":
         this.#track(store.expireLeases({ now: this.#now(), max: command.max, queues: command.queues, retry: command.retry })).then(
-          ({ expired }) =>
-            this.#post({ type: "maintained", task: "expireLeases", count: expired.length, full: expired.length >= command.max, now: this.#now() }),
+          ({ expired }) => {
+            if (expired.length > 0) this.#options.telemetry?.telemetry.leasesExpired(expired);
+            this.#post({ type: "maintained", task: "expireLeases", count: expired.length, full: expired.length >= command.max, now: this.#now() });
+          },
           (error) => this.#post({ type: "maintenanceFailed", task: "expireLeases", fault: this.#fault("expireLeases", error), now: this.#now() }),
         );
         break;
@@ -222,7 +228,14 @@ export class Pump {
   async #execute(job: ClaimedJob): Promise<void> {
     const started = this.#now();
     this.#options.onEvent({ type: "jobStarted", job });
-    const result = await this.#run(job);
+    const traced = this.#options.telemetry;
+    let result: ExecutionResult;
+    if (traced === undefined) result = await this.#run(job);
+    else {
+      const span = traced.telemetry.startProcess(job, traced.group, started);
+      result = await traced.telemetry.within(span, () => this.#run(job));
+      traced.telemetry.endProcess(job, span, result, this.#now() - started);
+    }
     this.#options.onEvent({ type: "jobFinished", job, result: result.type, durationMs: this.#now() - started });
     // Handlers that end in the same turn (a claimed batch of quick jobs) report together and free
     // their slots together: one report and one claim instead of one each.

@@ -9,6 +9,7 @@ import { type Logger, consoleLogger } from "./logger.js";
 import { ObserverDispatcher, type ObserverOptions, type ObserversHealth } from "./observer-dispatcher.js";
 import { Pump, type PumpEvent } from "./pump.js";
 import { type RetryOptions, type RetryPolicy, effectiveRetryPolicy, retryPolicy, toDisposition } from "./retry.js";
+import type { BelayTelemetry } from "./telemetry.js";
 
 /** A pool of execution slots serving some queues in a dispatch order. */
 export interface WorkerGroupOptions {
@@ -70,6 +71,8 @@ export interface WorkerOptions {
   readonly captureFailureDetail?: boolean;
   /** Called for every job start and finish, store fault and halt (metrics, tests). */
   readonly onEvent?: (event: WorkerEvent) => void;
+  /** OpenTelemetry spans and metrics (see `belayTelemetry`); off when omitted. */
+  readonly telemetry?: BelayTelemetry;
 }
 
 /** A pump event with the group it came from. */
@@ -143,6 +146,7 @@ export class Worker {
   #phase: "idle" | "running" | "stopping" | "stopped" = "idle";
   #unsubscribe: (() => void) | null = null;
   #stopping: Promise<void> | null = null;
+  #unobserve: (() => void) | null = null;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
@@ -189,6 +193,7 @@ export class Worker {
           logger: this.#logger.child({ group: group.name, workerId }),
           captureFailureDetail,
           onEvent: (event) => options.onEvent?.({ ...event, group: group.name, workerId }),
+          ...(options.telemetry === undefined ? {} : { telemetry: { telemetry: options.telemetry, group: group.name } }),
           driver: {
             workerId,
             queues,
@@ -235,6 +240,17 @@ export class Worker {
       });
     }
     this.#hold = this.#clock.hold?.() ?? null;
+    this.#unobserve =
+      this.#options.telemetry?.observe({
+        store,
+        pumps: () =>
+          this.#groups.flatMap((g) =>
+            g.pumps.map((p) => {
+              const { executing, poolSize } = p.snapshot();
+              return { group: g.name, workerId: p.workerId, executing, poolSize };
+            }),
+          ),
+      }) ?? null;
     for (const group of this.#groups) for (const pump of group.pumps) pump.start();
     await this.#observers.start();
   }
@@ -259,6 +275,8 @@ export class Worker {
         ]);
       }
       this.#phase = "stopped";
+      this.#unobserve?.();
+      this.#unobserve = null;
       this.#hold?.cancel();
       this.#hold = null;
     })();

@@ -39,6 +39,8 @@ export const hostConfigSchema = z
       })
       .default({ host: "127.0.0.1", port: 9464 }),
     stopTimeoutMs: positiveInt.default(30_000),
+    /** Spans and metrics through `@opentelemetry/api` and the process's registered SDK. */
+    opentelemetry: z.boolean().default(false),
   })
   .strict();
 
@@ -58,7 +60,9 @@ const USAGE = `usage: belay-worker --store <url> --jobs <module> [options]
   --poll-interval-ms <ms>     idle poll interval (default 1000)
   --max-poll-interval-ms <ms> adaptive idle backoff ceiling
   --host <addr> --port <n>    health and metrics listener (default 127.0.0.1:9464; port 0 = any)
-  --stop-timeout-ms <ms>      graceful stop deadline on SIGTERM/SIGINT (default 30000)`;
+  --stop-timeout-ms <ms>      graceful stop deadline on SIGTERM/SIGINT (default 30000)
+  --opentelemetry             spans and metrics through @opentelemetry/api and the SDK the
+                              process registers (env BELAY_OPENTELEMETRY=1)`;
 
 /** Parses argv (+ env + config file) into a validated config; throws InvalidInputError naming the field. */
 export function parseHostConfig(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): HostConfig {
@@ -79,6 +83,7 @@ export function parseHostConfig(argv: readonly string[], env: NodeJS.ProcessEnv 
       host: { type: "string" },
       port: { type: "string" },
       "stop-timeout-ms": { type: "string" },
+      opentelemetry: { type: "boolean" },
       help: { type: "boolean" },
     },
     strict: true,
@@ -105,6 +110,7 @@ export function parseHostConfig(argv: readonly string[], env: NodeJS.ProcessEnv 
   set("store", values.store ?? (file["store"] as string | undefined) ?? env["BELAY_STORE"]);
   set("jobs", values.jobs ?? (file["jobs"] as string | undefined) ?? env["BELAY_JOBS"]);
   if (values.migrate) merged["migrate"] = true;
+  if (values.opentelemetry || (file["opentelemetry"] === undefined && truthy(env["BELAY_OPENTELEMETRY"]))) merged["opentelemetry"] = true;
   set("leaseMs", num("--lease-ms", values["lease-ms"]));
   set("pollIntervalMs", num("--poll-interval-ms", values["poll-interval-ms"]));
   set("maxPollIntervalMs", num("--max-poll-interval-ms", values["max-poll-interval-ms"]));
@@ -135,6 +141,10 @@ export function parseHostConfig(argv: readonly string[], env: NodeJS.ProcessEnv 
     throw new InvalidInputError(issue.path.join(".") || "config", issue.message);
   }
   return parsed.data;
+}
+
+function truthy(value: string | undefined): boolean {
+  return value !== undefined && ["1", "true", "yes", "on"].includes(value.toLowerCase());
 }
 
 /** Thrown for `--help`: the usage text is the message. */

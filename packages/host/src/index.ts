@@ -12,5 +12,6 @@ export type { HostConfig } from "./host-config.js";
 export { WorkerHost } from "./worker-host.js";
 export type { WorkerHostOptions } from "./worker-host.js";
 export { HostMetrics } from "./host-metrics.js";
+export { loadTelemetry } from "./opentelemetry.js";
 export { startHealthServer } from "./health-server.js";
 export type { HealthServer, HealthServerOptions } from "./health-server.js";

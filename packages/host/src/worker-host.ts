@@ -1,8 +1,9 @@
 import type { JobStore } from "@belay/contract";
-import { type Logger, Worker, type WorkerGroupOptions, type WorkerOptions, consoleLogger, Client } from "@belay/core";
+import { type BelayTelemetry, type Logger, Worker, type WorkerGroupOptions, type WorkerOptions, consoleLogger, Client } from "@belay/core";
 import type { HostConfig } from "./host-config.js";
 import { type JobsModule, loadJobsModule } from "./jobs-module.js";
 import { HostMetrics } from "./host-metrics.js";
+import { loadTelemetry } from "./opentelemetry.js";
 
 /** `value` without its `undefined` fields (for options typed with exact optional properties). */
 function compact<T extends object>(value: T): T {
@@ -15,6 +16,8 @@ export interface WorkerHostOptions {
   /** The loaded jobs module (default: load `config.jobs`). */
   readonly jobs?: JobsModule;
   readonly logger?: Logger;
+  /** OpenTelemetry to use (default: loaded from `@opentelemetry/api` when `config.opentelemetry` is on). */
+  readonly telemetry?: BelayTelemetry;
 }
 
 /**
@@ -27,11 +30,14 @@ export class WorkerHost {
   readonly worker: Worker;
   readonly metrics: HostMetrics;
   readonly jobs: JobsModule;
+  /** The worker's OpenTelemetry (`null` while switched off); a server can hand it to its client. */
+  readonly telemetry: BelayTelemetry | null;
   readonly #config: HostConfig;
   readonly #logger: Logger;
 
-  private constructor(config: HostConfig, store: JobStore, jobs: JobsModule, logger: Logger) {
+  private constructor(config: HostConfig, store: JobStore, jobs: JobsModule, logger: Logger, telemetry: BelayTelemetry | null) {
     this.#config = config;
+    this.telemetry = telemetry;
     this.store = store;
     this.jobs = jobs;
     this.#logger = logger;
@@ -53,6 +59,7 @@ export class WorkerHost {
       maxPollIntervalMs: config.maxPollIntervalMs,
       maintenanceIntervalMs: config.maintenanceIntervalMs,
       retention: config.retention === undefined ? undefined : compact(config.retention),
+      telemetry: telemetry ?? undefined,
     }) as WorkerOptions;
     worker = new Worker(options);
     this.worker = worker;
@@ -66,12 +73,13 @@ export class WorkerHost {
       const { fromVersion, toVersion } = await options.store.migrate();
       if (fromVersion !== toVersion) logger.info("schema migrated", { fromVersion, toVersion });
     }
-    return new WorkerHost(config, options.store, jobs, logger);
+    const telemetry = options.telemetry ?? (config.opentelemetry ? await loadTelemetry() : null);
+    return new WorkerHost(config, options.store, jobs, logger, telemetry);
   }
 
   /** Upserts the module's schedules, then starts the worker. */
   async start(): Promise<void> {
-    const client = new Client({ store: this.store, actor: "belay-worker" });
+    const client = new Client({ store: this.store, actor: "belay-worker", ...(this.telemetry === null ? {} : { telemetry: this.telemetry }) });
     for (const schedule of this.jobs.schedules) await client.upsertSchedule(schedule);
     await this.worker.start();
     this.#logger.info("worker started", { jobs: this.jobs.jobs.map((j) => j.name) });

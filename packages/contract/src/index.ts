@@ -121,7 +121,7 @@ export type {
   ExpiredLease,
 } from "./execution.js";
 
-export { scheduledJobId, SCHEDULED_JOB_ID_SUFFIX_LENGTH } from "./schedules.js";
+export { mintsOverLiveInstance, scheduledJobId, SCHEDULED_JOB_ID_SUFFIX_LENGTH } from "./schedules.js";
 export type {
   CatchUpPolicy,
   ScheduleDefinition,

@@ -80,9 +80,21 @@ export interface MintDueRequest {
 }
 
 /**
+ * Whether a decision must be refused as `stale` although the cursor has not moved: it mints for a
+ * `noOverlap` schedule that has a live instance in the store. The planner decided from a read taken
+ * before that instance appeared (a trigger or a requeue does not move the cursor), so it must read
+ * again, and will then skip the tick. Every store applies this rule with the live-instance state
+ * it reads under the schedule's lock, in the mint's transaction.
+ */
+export function mintsOverLiveInstance(noOverlap: boolean, decision: MintDecision, hasLiveInstance: boolean): boolean {
+  return noOverlap && hasLiveInstance && decision.mint.length > 0;
+}
+
+/**
  * Per decision: `minted` with the ids of the jobs it created (a tick whose job already exists is
- * not minted again and not listed); `stale` when the cursor had moved (nothing applied);
- * `notFound` when the schedule is gone.
+ * not minted again and not listed); `stale` when the cursor had moved, or when the decision mints
+ * for a `noOverlap` schedule that has a live instance ({@link mintsOverLiveInstance}) — nothing
+ * applied either way; `notFound` when the schedule is gone.
  */
 export type MintResult =
   | { readonly scheduleId: string; readonly status: "minted"; readonly jobIds: readonly string[] }

@@ -328,6 +328,34 @@ export function scheduleClauses(ctx: SuiteContext): void {
     ]);
   });
 
+  clause("schedules: a decision planned before a trigger, minting for a no-overlap schedule, is stale while the triggered instance is live; a skip still applies", async () => {
+    const store = await ctx.store();
+    await upsert(store, def("s", { noOverlap: true, queue: "reports" }), T0);
+    // The planner read the schedule with no live instance; a trigger lands before its mint.
+    expect((await store.listSchedules())[0]).toMatchObject({ hasLiveInstance: false });
+    await store.triggerSchedule({ scheduleId: "s", jobId: "manual-1", actor: "alice", now: T0 + 1 });
+    expect(await store.mintDue({ decisions: [decision("s", T0, tick(1), [tick(1)])], now: tick(1) })).toEqual([
+      { scheduleId: "s", status: "stale", cursor: T0 },
+    ]);
+    expect(await jobsOfSchedule(store, "s")).toEqual(["manual-1"]);
+    expect(await store.getSchedule("s")).toMatchObject({ cursor: T0, skippedTicks: [], hasLiveInstance: true });
+    // Read again, the planner skips the tick: a decision that mints nothing applies.
+    expect(await store.mintDue({ decisions: [decision("s", T0, tick(1), [], [tick(1)])], now: tick(1) })).toEqual([
+      { scheduleId: "s", status: "minted", jobIds: [] },
+    ]);
+    // Once the instance is terminal, the next tick is minted.
+    const [claimed] = await claimJobs(store, { queues: ["reports"], now: tick(1) });
+    expect(claimed?.id).toBe("manual-1");
+    expect(await report(store, claimed!, { type: "succeeded", output: null }, tick(1))).toMatchObject({ status: "applied" });
+    expect(await store.mintDue({ decisions: [decision("s", tick(1), tick(2), [tick(2)])], now: tick(2) })).toMatchObject([
+      { status: "minted", jobIds: [scheduledJobId("s", tick(2))] },
+    ]);
+    // A schedule without no-overlap mints over a live instance as planned.
+    await upsert(store, def("free", { noOverlap: false }), T0);
+    await store.triggerSchedule({ scheduleId: "free", jobId: "manual-2", actor: "alice", now: T0 + 1 });
+    expect(await store.mintDue({ decisions: [decision("free", T0, tick(1), [tick(1)])], now: tick(1) })).toMatchObject([{ status: "minted" }]);
+  });
+
   clause("schedules: triggerSchedule on an unknown schedule is notFound, mints nothing and audits nothing", async () => {
     const store = await ctx.store();
     expect(await store.triggerSchedule({ scheduleId: "ghost", jobId: "manual-1", actor: "alice", now: T0 })).toEqual({

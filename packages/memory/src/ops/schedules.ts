@@ -11,6 +11,7 @@ import {
   type UpsertScheduleRequest,
   type UpsertScheduleResult,
   compareCodePoints,
+  mintsOverLiveInstance,
   scheduledJobId,
 } from "@belay/contract";
 import type { MemoryState, ScheduleRow } from "../state.js";
@@ -132,7 +133,7 @@ export async function mintDue(state: MemoryState, undo: UndoLog, request: MintDu
       results.push({ scheduleId: decision.scheduleId, status: "notFound" });
       continue;
     }
-    if (schedule.cursor !== decision.expectedCursor) {
+    if (schedule.cursor !== decision.expectedCursor || mintsOverLiveInstance(schedule.noOverlap, decision, (state.liveInstances.get(schedule.id) ?? 0) > 0)) {
       results.push({ scheduleId: schedule.id, status: "stale", cursor: schedule.cursor });
       continue;
     }

@@ -12,6 +12,7 @@ import {
   type TriggerScheduleResult,
   type UpsertScheduleRequest,
   type UpsertScheduleResult,
+  mintsOverLiveInstance,
   normalizeTags,
   scheduledJobId,
 } from "@belay/contract";
@@ -122,6 +123,12 @@ RETURNING id, job_name, queue, payload, tags, retry`;
 
 const CURSOR_OF = (S: string) => `SELECT cursor FROM ${S}.schedules WHERE id = $1`;
 
+/** A minting decision first locks its schedule: a trigger holding it (FOR SHARE) commits first. */
+const LOCK_FOR_MINT = (S: string) => `SELECT cursor, no_overlap FROM ${S}.schedules WHERE id = $1 FOR UPDATE`;
+
+/** Read by a statement of its own after the lock, so it sees what a trigger committed meanwhile. */
+const LIVE_INSTANCE = (S: string) => `SELECT EXISTS (SELECT 1 FROM ${S}.jobs j WHERE j.schedule_id = $1 AND j.state < ${STATE.succeeded}) AS live`;
+
 function instance(schedule: QueryRow, id: string, dueAt: number): PlannedInsert {
   const job: NormalizedNewJob = {
     id,
@@ -147,6 +154,16 @@ export async function mintDue(ctx: StoreContext, request: MintDueRequest): Promi
     const results: MintResult[] = [];
     for (const decision of decisions) {
       const { scheduleId } = decision;
+      if (decision.mint.length > 0) {
+        const [locked] = await session.query(ctx.sql.get("lockForMint", LOCK_FOR_MINT), [scheduleId]);
+        if (locked?.["no_overlap"] === true) {
+          const [probe] = await session.query(ctx.sql.get("liveInstance", LIVE_INSTANCE), [scheduleId]);
+          if (mintsOverLiveInstance(true, decision, probe!["live"] as boolean)) {
+            results.push({ scheduleId, status: "stale", cursor: locked["cursor"] as number });
+            continue;
+          }
+        }
+      }
       const [schedule] = await session.query(ctx.sql.get("moveCursor", MOVE_CURSOR), [
         scheduleId,
         decision.expectedCursor,

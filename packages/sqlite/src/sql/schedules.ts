@@ -13,6 +13,7 @@ import {
   type UpsertScheduleRequest,
   type UpsertScheduleResult,
   checkRetryDisposition,
+  mintsOverLiveInstance,
   normalizeTags,
   scheduledJobId,
 } from "@belay/contract";
@@ -44,7 +45,8 @@ const LIST_SCHEDULES = (t: Tables) => `SELECT ${scheduleColumns(t)} FROM ${t.sch
 
 const GET_SCHEDULE = (t: Tables) => `SELECT ${scheduleColumns(t)}, s.payload FROM ${t.schedules} s WHERE s.id = ?`;
 
-const SCHEDULE_FOR_MINT = (t: Tables) => `SELECT job_name, queue, payload, tags, cursor, skipped_ticks, retry FROM ${t.schedules} WHERE id = ?`;
+const SCHEDULE_FOR_MINT = (t: Tables) => `SELECT s.job_name, s.queue, s.payload, s.tags, s.cursor, s.skipped_ticks, s.retry, s.no_overlap,
+  EXISTS (SELECT 1 FROM ${t.jobs} j WHERE j.schedule_id = s.id AND j.state < ${S.succeeded}) AS live FROM ${t.schedules} s WHERE s.id = ?`;
 
 /** The cursor's compare-and-set: applies only if nobody moved the cursor since the Core planned. */
 const MOVE_CURSOR = (t: Tables) => `UPDATE ${t.schedules} SET cursor = ?, skipped_ticks = ? WHERE id = ? AND cursor = ?`;
@@ -141,6 +143,9 @@ interface MintSource {
   cursor: number;
   skipped_ticks: string;
   retry: string | null;
+  no_overlap: number;
+  /** 1 when a job this schedule minted or triggered is not terminal. */
+  live: number;
 }
 
 /**
@@ -183,6 +188,10 @@ export function* mintDue(ctx: OpContext, request: MintDueRequest): Steps<MintRes
     const source = ctx.q.get(SCHEDULE_FOR_MINT).get(scheduleId) as MintSource | undefined;
     if (source === undefined) {
       results.push({ scheduleId, status: "notFound" });
+      continue;
+    }
+    if (mintsOverLiveInstance(source.no_overlap === 1, decision, source.live === 1)) {
+      results.push({ scheduleId, status: "stale", cursor: source.cursor });
       continue;
     }
     const skipped = [...(JSON.parse(source.skipped_ticks) as Instant[]), ...decision.skip].slice(-ctx.bounds.skippedTicksKept);

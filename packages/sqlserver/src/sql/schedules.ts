@@ -12,6 +12,7 @@ import {
   type TriggerScheduleResult,
   type UpsertScheduleRequest,
   type UpsertScheduleResult,
+  mintsOverLiveInstance,
   normalizeTags,
   scheduledJobId,
 } from "@belay/contract";
@@ -136,7 +137,14 @@ export async function getSchedule(ctx: StoreContext, scheduleId: string): Promis
 const LOCK_SCHEDULE = statement(
   "lockSchedule",
   { id: ID },
-  (S) => `SELECT s.id, s.job_name, s.queue, s.payload, s.tags, s.retry, s.cursor_at, s.skipped_ticks FROM ${S}.schedules AS s WITH (UPDLOCK, ROWLOCK) WHERE s.id = @id`,
+  (S) => `SELECT s.id, s.job_name, s.queue, s.payload, s.tags, s.retry, s.cursor_at, s.skipped_ticks, s.no_overlap FROM ${S}.schedules AS s WITH (UPDLOCK, ROWLOCK) WHERE s.id = @id`,
+);
+
+/** Whether the schedule has a live instance: a statement of its own after the lock, so it sees a trigger that committed meanwhile. */
+const LIVE_INSTANCE = statement(
+  "liveInstance",
+  { id: ID },
+  (S) => `SELECT CASE WHEN EXISTS (SELECT 1 FROM ${S}.jobs AS j WHERE j.schedule_id = @id AND j.state < ${STATE.succeeded}) THEN 1 ELSE 0 END AS live`,
 );
 
 const MOVE_CURSOR = statement(
@@ -184,6 +192,13 @@ export async function mintDue(ctx: StoreContext, request: MintDueRequest): Promi
         if (cursor !== decision.expectedCursor) {
           results.push({ scheduleId, status: "stale", cursor });
           continue;
+        }
+        if (decision.mint.length > 0 && toBool(schedule["no_overlap"])) {
+          const [probe] = await session.rows(LIVE_INSTANCE, { id: key(scheduleId) });
+          if (mintsOverLiveInstance(true, decision, toInt(probe!["live"]) === 1)) {
+            results.push({ scheduleId, status: "stale", cursor });
+            continue;
+          }
         }
         const skipped = [...(JSON.parse(schedule["skipped_ticks"] as string) as number[]), ...decision.skip].slice(-ctx.bounds.skippedTicksKept);
         await session.query(MOVE_CURSOR, { id: key(scheduleId), cursor: decision.newCursor, skipped: JSON.stringify(skipped) });

@@ -20,7 +20,7 @@ export const SABOTAGES = {
   claimQuarantined: { half: "jobs", oracle: "quarantineFinal", bug: "a claim hands out a quarantined job" },
   unauditedResume: { half: "jobs", oracle: "auditComplete", bug: "resuming a queue writes no audit record" },
   cursorRewind: { half: "jobs", oracle: "tickOnce", bug: "minting re-mints ticks whose jobs were purged" },
-  plannerBlind: { half: "jobs", oracle: "noOverlap", bug: "schedules are loaded without their live-instance flag" },
+  plannerBlind: { half: "jobs", oracle: "noOverlap", bug: "schedules are loaded without their live-instance flag, and the store mints them as if they allowed overlap" },
   deliveriesReordered: { half: "jobs", oracle: "observerOrder", bug: "observer deliveries come out of commit order" },
   deadLetterDelivered: { half: "jobs", oracle: "observerResolution", bug: "a delivered transition is recorded as dead-lettered" },
   inflatedDeliveryAttempts: { half: "jobs", oracle: "observerRetryBudget", bug: "observer deliveries carry inflated attempt numbers" },

@@ -84,10 +84,6 @@ export class JobOracles {
   readonly #mintedTicks = new Map<string, Set<number>>();
   /** Per schedule, its instances not yet terminal. */
   readonly #liveInstances = new Map<string, Set<string>>();
-  /** Per pump, each schedule's live instances when it last read the schedules (what it plans from). */
-  readonly #planned = new Map<string, Map<string, ReadonlySet<string>>>();
-  /** The pump whose mint this step performed. */
-  #minter: string | null = null;
   /** Jobs not yet terminal (liveness). */
   live = 0;
 
@@ -132,18 +128,6 @@ export class JobOracles {
       else this.#limits.set(action.target, action.limit);
     }
     if (action.action === "requeue" && action.audited) this.#stepRequeues.add(action.target);
-  }
-
-  /** A pump read the schedules: it plans its mints from what was live now. */
-  onSchedulesRead(workerId: string): void {
-    const seen = new Map<string, ReadonlySet<string>>();
-    for (const [scheduleId, live] of this.#liveInstances) seen.set(scheduleId, new Set(live));
-    this.#planned.set(workerId, seen);
-  }
-
-  /** A pump's mint reached the store in this step. */
-  recordMint(workerId: string): void {
-    this.#minter = workerId;
   }
 
   /** The queue is paused as the operator left it. */
@@ -294,11 +278,9 @@ export class JobOracles {
     ticks.add(tick);
     this.#mintedTicks.set(scheduleId, ticks);
     if (!this.#noOverlap.has(scheduleId)) return;
-    // Only instances live when the minting pump read the schedules count: one that became live
-    // after (a trigger, a requeue) moves no cursor, so the plan's compare-and-set cannot see it —
-    // a known gap of the contract, not a store or driver bug this oracle is for.
-    const known = this.#minter === null ? undefined : this.#planned.get(this.#minter)?.get(scheduleId);
-    const live = [...(this.#liveInstances.get(scheduleId) ?? [])].filter((id) => known === undefined || known.has(id));
+    // Every live instance counts, also one that became live after the minting pump read the
+    // schedules (a trigger, a requeue): the store refuses such a mint (mintsOverLiveInstance).
+    const live = [...(this.#liveInstances.get(scheduleId) ?? [])];
     if (live.length > 0) {
       this.#log.report("noOverlap", `no-overlap schedule ${scheduleId} minted ${e.jobId} while ${live.length} earlier instance(s) are live: ${live.slice(0, 3).join(", ")}`);
     }
@@ -336,7 +318,6 @@ export class JobOracles {
       if (leased > limit) this.#log.report("concurrencyLimit", `queue ${queue} has ${leased} jobs leased after a claim; its limit is ${limit}`);
     }
     this.#claimedQueues.clear();
-    this.#minter = null;
     this.#stepWrites.clear();
     this.#stepRequeues.clear();
   }

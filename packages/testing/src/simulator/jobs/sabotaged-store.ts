@@ -15,7 +15,9 @@ import {
   type ReportObserverDeliveriesRequest,
   type ReportObserverDeliveriesResult,
   type ReportOutcomesRequest,
+  type ScheduleDefinition,
   type ScheduleRecord,
+  type ScheduleWithPayload,
   scheduledJobId,
 } from "@belay/contract";
 import type { LoggedTransition, MemoryStore } from "@belay/memory";
@@ -176,12 +178,33 @@ export class SabotagedJobStore {
       }
       decisions = rewound;
     }
+    if (this.#sabotage === "plannerBlind") return this.#mintBlind({ ...request, decisions });
     const results = await this.raw.mintDue({ ...request, decisions });
     for (const [i, result] of results.entries()) {
       if (result.status !== "minted") continue;
       const ticks = this.#minted.get(result.scheduleId) ?? new Set<number>();
       for (const tick of decisions[i]!.mint) ticks.add(tick);
       this.#minted.set(result.scheduleId, ticks);
+    }
+    return results;
+  }
+
+  /**
+   * plannerBlind's store side: a store that forgets no-overlap at mint time too (the store's own
+   * check would refuse the blind planner's mint otherwise). Each schedule is stored without
+   * no-overlap for the length of its mint, then as it was (a redefinition keeps cursor and ticks).
+   */
+  async #mintBlind(request: MintDueRequest): Promise<readonly MintResult[]> {
+    const results: MintResult[] = [];
+    for (const decision of request.decisions) {
+      const stored = await this.raw.getSchedule(decision.scheduleId);
+      const definition = stored === null ? null : { ...definitionOf(stored), noOverlap: false };
+      if (stored?.noOverlap && definition !== null) await this.raw.upsertSchedule({ schedule: definition, now: request.now });
+      try {
+        results.push(...(await this.raw.mintDue({ ...request, decisions: [decision] })));
+      } finally {
+        if (stored?.noOverlap && definition !== null) await this.raw.upsertSchedule({ schedule: { ...definition, noOverlap: true }, now: request.now });
+      }
     }
     return results;
   }
@@ -210,4 +233,10 @@ export class SabotagedJobStore {
     );
     return this.raw.reportObserverDeliveries({ ...request, outcomes });
   }
+}
+
+/** The definition a stored schedule was upserted with. */
+function definitionOf(stored: ScheduleWithPayload): ScheduleDefinition {
+  const { id, cron, timeZone, jobName, queue, payload, tags, catchUp, noOverlap, retry } = stored;
+  return { id, cron, timeZone, jobName, queue, payload, tags, catchUp, noOverlap, retry };
 }

@@ -198,7 +198,6 @@ export class SimPump {
         call({
           op: "listSchedules",
           perform: () => store.listSchedules(),
-          performed: () => oracles.onSchedulesRead(workerId),
           answer: (schedules) => post({ type: "schedulesLoaded", schedules, now: this.now() }),
           fail: (e) => post({ type: "maintenanceFailed", task: "schedules", fault: classify(e), now: this.now() }),
         });
@@ -206,10 +205,7 @@ export class SimPump {
       case "mintDue":
         call({
           op: "mintDue",
-          perform: () => {
-            oracles.recordMint(workerId);
-            return store.mintDue({ decisions: command.decisions, now });
-          },
+          perform: () => store.mintDue({ decisions: command.decisions, now }),
           answer: (results) => {
             const minted = results.reduce((n, r) => n + (r.status === "minted" ? r.jobIds.length : 0), 0);
             post({ type: "maintained", task: "schedules", count: minted, full: false, now: this.now() });

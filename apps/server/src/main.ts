@@ -17,13 +17,6 @@ async function main(): Promise<number> {
     return 2;
   }
   const running = await startServer(args);
-  const auth = args.tokens.length === 0 ? "read-only (no --token given)" : `${args.tokens.length} token(s)`;
-  console.log(`belay-server: ${redactStoreUrl(args.store)}${running.workerHost ? " with an embedded worker" : ""}; ${auth}`);
-  console.log(`belay-server: dashboard ${running.url}/  API ${running.url}/api/v1  (OpenAPI: ${running.url}/api/v1/openapi.json)`);
-  if (running.promises !== null) {
-    const anonymous = running.promises.server.anonymous === "local" ? "anonymous callers on this machine allowed" : "a token with the promises permission required";
-    console.log(`belay-server: durable promises ${running.promises.url}  (Resonate protocol 2026-04-01; ${anonymous}${args.debug ? "; DEBUG MODE" : ""})`);
-  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -42,6 +35,14 @@ async function main(): Promise<number> {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+  // Said only once the signals are handled: whoever waits for these lines may stop the server at once.
+  const auth = args.tokens.length === 0 ? "read-only (no --token given)" : `${args.tokens.length} token(s)`;
+  console.log(`belay-server: ${redactStoreUrl(args.store)}${running.workerHost ? " with an embedded worker" : ""}; ${auth}`);
+  console.log(`belay-server: dashboard ${running.url}/  API ${running.url}/api/v1  (OpenAPI: ${running.url}/api/v1/openapi.json)`);
+  if (running.promises !== null) {
+    const anonymous = running.promises.server.anonymous === "local" ? "anonymous callers on this machine allowed" : "a token with the promises permission required";
+    console.log(`belay-server: durable promises ${running.promises.url}  (Resonate protocol 2026-04-01; ${anonymous}${args.debug ? "; DEBUG MODE" : ""})`);
+  }
   return -1;
 }
 

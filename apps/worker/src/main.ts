@@ -25,7 +25,6 @@ async function main(): Promise<number> {
     registry: host.metrics.registry,
   });
   await host.start();
-  console.log(`belay-worker: serving ${redactStoreUrl(config.store)}; health and metrics at ${health.url}`);
 
   let stopping: Promise<void> | null = null;
   const stop = (signal: string) => {
@@ -43,6 +42,8 @@ async function main(): Promise<number> {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+  // Said only once the signals are handled: whoever waits for this line may stop the worker at once.
+  console.log(`belay-worker: serving ${redactStoreUrl(config.store)}; health and metrics at ${health.url}`);
   return -1; // keep running
 }
 

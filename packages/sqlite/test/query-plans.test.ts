@@ -179,8 +179,10 @@ describe("sqlite: query plans", () => {
     }
   });
 
-  it("minting reads its schedule by key and compares-and-sets the cursor by key", () => {
-    expect(planMatching("mintDue", /^SELECT job_name, queue, payload, tags, cursor/)).toMatch(/SEARCH .*schedules.* \(id=\?\)/);
+  it("minting reads its schedule by key, probes its live instances by index, and compares-and-sets the cursor by key", () => {
+    const read = planMatching("mintDue", /^SELECT s\.job_name, s\.queue, s\.payload, s\.tags, s\.cursor/);
+    expect(read).toMatch(/SEARCH .*schedules.* \(id=\?\)/);
+    expect(read).toMatch(/SEARCH j USING (COVERING )?INDEX \S+ \(schedule_id=\? AND state<\?\)/);
     expect(planMatching("mintDue", /SET cursor = \?, skipped_ticks = \?/)).toMatch(/SEARCH .*schedules.* \(id=\?\)/);
   });
 });

@@ -103,9 +103,11 @@ export async function runPromiseOperation<T>(
       ? {
           write: async (statement: Statement, values: readonly unknown[]) => {
             await settle();
+            // A write that opens the transaction waits for its BEGIN: pipelined behind a BEGIN
+            // that failed, it would run (and commit) on its own.
             const opened = open();
-            const written = send(client, statement, values);
-            inFlight = quiet(opened === null ? written : opened.then(() => written));
+            if (opened !== null) await opened;
+            inFlight = quiet(send(client, statement, values));
           },
         }
       : {}),

@@ -80,6 +80,18 @@ export function belayTelemetry(options: BelayTelemetryOptions): BelayTelemetry {
   return new BelayTelemetry(options);
 }
 
+/** Failed runs remembered for their report (dead-letter counting); the oldest are forgotten past this. */
+const AWAITING_REPORT_MAX = 10_000;
+
+/** What a handler run gets when the tracer itself failed: nothing is recorded. */
+const NOOP_SPAN: OtelSpan = {
+  spanContext: () => ({ traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 0 }),
+  setAttribute: () => undefined,
+  setStatus: () => undefined,
+  recordException: () => undefined,
+  end: () => undefined,
+};
+
 /** Made by {@link belayTelemetry}; pass it as `telemetry` to a `Client` or `Worker`. */
 export class BelayTelemetry {
   readonly #api: OtelApi;
@@ -98,6 +110,23 @@ export class BelayTelemetry {
   readonly #awaitingReport = new Map<string, OtelAttributes>();
   readonly #workers = new Set<ObservedWorker>();
   #gauges = false;
+  #warned = false;
+
+  /**
+   * Instrumentation never throws into the job path: a tracer, meter or provider that throws is
+   * reported once on stderr and the call goes on without it.
+   */
+  #safely<T>(what: string, fallback: () => T, fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      if (!this.#warned) {
+        this.#warned = true;
+        console.error(`[belay] telemetry: ${what} threw, ignored (said once): ${error instanceof Error ? error.message : String(error)}`);
+      }
+      return fallback();
+    }
+  }
 
   constructor(options: BelayTelemetryOptions) {
     this.#api = options.api;
@@ -121,6 +150,10 @@ export class BelayTelemetry {
    * caller's own `traceContext` is kept), with the function that ends the spans.
    */
   startSend(jobs: readonly NewJob[], maxTraceContextLength: number): { jobs: NewJob[]; end(outcome: SendOutcome): void } {
+    return this.#safely("send span", () => ({ jobs: [...jobs], end: () => undefined }), () => this.#startSend(jobs, maxTraceContextLength));
+  }
+
+  #startSend(jobs: readonly NewJob[], maxTraceContextLength: number): { jobs: NewJob[]; end(outcome: SendOutcome): void } {
     const parent = this.#api.context.active();
     const spans = jobs.map((job) =>
       this.#tracer.startSpan(
@@ -139,31 +172,43 @@ export class BelayTelemetry {
         parent,
       ),
     );
-    const carried = jobs.map((job, i) =>
-      job.traceContext != null ? job : { ...job, traceContext: formatTraceContext(carriedOf(spans[i]!.spanContext()), maxTraceContextLength) },
-    );
+    const carried = jobs.map((job, i) => {
+      if (job.traceContext != null) return job;
+      const traceContext = formatTraceContext(carriedOf(spans[i]!.spanContext()), maxTraceContextLength);
+      return traceContext === null ? job : { ...job, traceContext };
+    });
     return {
       jobs: carried,
-      end: (outcome) => {
-        for (const [i, span] of spans.entries()) {
-          const job = jobs[i]!;
-          if ("error" in outcome) {
-            span.recordException(outcome.error);
-            span.setStatus({ code: ERROR, message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
-          } else {
-            const status = outcome.statuses[i] ?? "notWritten";
-            span.setAttribute("belay.enqueue.status", status);
-            if (status === "created") this.#enqueued.add(1, { "belay.job.name": job.jobName, "messaging.destination.name": job.queue });
-            else if (status === "rejected" || status === "notWritten") span.setStatus({ code: ERROR, message: `enqueue ${status}` });
-          }
-          span.end();
-        }
-      },
+      end: (outcome) => this.#safely("send span end", () => undefined, () => this.#endSend(jobs, spans, outcome)),
     };
+  }
+
+  #endSend(jobs: readonly NewJob[], spans: readonly OtelSpan[], outcome: SendOutcome): void {
+    for (const [i, span] of spans.entries()) {
+      const job = jobs[i]!;
+      if ("error" in outcome) {
+        span.recordException(outcome.error);
+        span.setStatus({ code: ERROR, message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
+      } else {
+        const status = outcome.statuses[i] ?? "notWritten";
+        span.setAttribute("belay.enqueue.status", status);
+        if (status === "created") this.#enqueued.add(1, { "belay.job.name": job.jobName, "messaging.destination.name": job.queue });
+        else if (status === "rejected" || status === "notWritten") span.setStatus({ code: ERROR, message: `enqueue ${status}` });
+      }
+      span.end();
+    }
   }
 
   /** Starts a handler run's `process` span, in the trace the job carries (its parent and link). */
   startProcess(job: ClaimedJob, group: string, startedAt: number): ProcessSpan {
+    return this.#safely(
+      "process span",
+      () => ({ span: NOOP_SPAN, context: this.#api.ROOT_CONTEXT, attributes: {} }),
+      () => this.#startProcess(job, group, startedAt),
+    );
+  }
+
+  #startProcess(job: ClaimedJob, group: string, startedAt: number): ProcessSpan {
     const attributes: OtelAttributes = { "belay.job.name": job.jobName, "messaging.destination.name": job.queue };
     this.#started.add(1, attributes);
     this.#queueWait.record(Math.max(0, startedAt - Math.max(job.dueAt, job.enqueuedAt)) / 1000, attributes);
@@ -202,11 +247,26 @@ export class BelayTelemetry {
 
   /** Runs `fn` with the `process` span active, so the handler's own spans are its children. */
   within<T>(process: ProcessSpan, fn: () => T): T {
-    return this.#api.context.with(process.context, fn);
+    let called = false;
+    try {
+      return this.#api.context.with(process.context, () => {
+        called = true;
+        return fn();
+      });
+    } catch (error) {
+      if (called) throw error; // the handler's own error
+      return this.#safely("context", fn, () => {
+        throw error;
+      });
+    }
   }
 
   /** Ends a handler run's span and records its outcome. */
   endProcess(job: ClaimedJob, process: ProcessSpan, result: ExecutionResult, durationMs: number): void {
+    this.#safely("process span end", () => undefined, () => this.#endProcess(job, process, result, durationMs));
+  }
+
+  #endProcess(job: ClaimedJob, process: ProcessSpan, result: ExecutionResult, durationMs: number): void {
     const { span, attributes } = process;
     span.setAttribute("belay.job.outcome", result.type);
     this.#duration.record(durationMs / 1000, { ...attributes, "belay.job.outcome": result.type });
@@ -217,6 +277,8 @@ export class BelayTelemetry {
       case "failed": {
         this.#failed.add(1, attributes);
         this.#awaitingReport.set(`${job.id}\u0000${job.attempt}`, attributes);
+        // Outcomes the driver drops (a lost lease, a stop's deadline) are never reported: bounded.
+        if (this.#awaitingReport.size > AWAITING_REPORT_MAX) this.#awaitingReport.delete(this.#awaitingReport.keys().next().value!);
         const detail = result.failureDetail ?? "the handler failed";
         const firstLine = detail.split("\n", 1)[0]!;
         const colon = firstLine.indexOf(": ");
@@ -236,6 +298,10 @@ export class BelayTelemetry {
   /** Counts the dead-letterings among reported outcomes. */
   outcomesReported(results: readonly OutcomeResult[]): void {
     if (this.#awaitingReport.size === 0) return;
+    this.#safely("outcome metrics", () => undefined, () => this.#outcomesReported(results));
+  }
+
+  #outcomesReported(results: readonly OutcomeResult[]): void {
     for (const result of results) {
       const key = `${result.jobId}\u0000${result.attempt}`;
       const attributes = this.#awaitingReport.get(key);
@@ -247,15 +313,17 @@ export class BelayTelemetry {
 
   /** Counts swept leases, and the dead-letterings among them. */
   leasesExpired(expired: readonly ExpiredLease[]): void {
-    for (const lease of expired) {
+    this.#safely("lease metrics", () => undefined, () => {
+      for (const lease of expired) {
       this.#leasesExpired.add(1, { "belay.job.state": lease.state });
       if (lease.state === "deadLettered") this.#deadLettered.add(1, { "belay.dead_letter.cause": "leaseExpired" });
-    }
+      }
+    });
   }
 
   /** Adds a worker to the gauges; returns the function that takes it off again. */
   observe(worker: ObservedWorker): () => void {
-    if (!this.#gauges) this.#startGauges();
+    if (!this.#gauges) this.#safely("gauges", () => undefined, () => this.#startGauges());
     this.#workers.add(worker);
     return () => void this.#workers.delete(worker);
   }

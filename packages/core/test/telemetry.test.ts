@@ -139,6 +139,7 @@ describe("OpenTelemetry", () => {
     const processOf = (id: string) => spans.filter((s) => s.kind === CONSUMER && s.attributes["messaging.message.id"] === id);
     for (const id of ["ok-0", "flaky", "doomed"]) {
       const send = sendOf(id);
+      expect(processOf(id).length, `process spans of ${id}`).toBeGreaterThan(0);
       for (const process of processOf(id)) {
         expect(process.traceId).toBe(send.traceId);
         expect(process.parentSpanId).toBe(send.spanId);
@@ -157,6 +158,38 @@ describe("OpenTelemetry", () => {
       [2, ERROR, "TypeError"],
     ]);
     expect(flakyRuns[0]!.status.message).toBe("TypeError: no data");
+  });
+
+  it("a tracer and meter that throw never reach the job path: jobs are enqueued, run and reported as without telemetry", async () => {
+    const store = new MemoryStore();
+    await store.migrate();
+    const broken = () => {
+      throw new Error("exporter down");
+    };
+    const brokenTracer = { startSpan: broken };
+    const brokenMeter = { createCounter: () => ({ add: broken }), createHistogram: () => ({ record: broken }), createObservableGauge: broken };
+    const telemetry = belayTelemetry({
+      api: otel,
+      tracerProvider: { getTracer: () => brokenTracer } as never,
+      meterProvider: { getMeter: () => brokenMeter } as never,
+    });
+    const client = new Client({ store, telemetry });
+    expect(await client.enqueue(ok, undefined, { id: "b1" })).toMatchObject({ status: "created" });
+    expect(await client.enqueue(flaky, undefined, { id: "b2" })).toMatchObject({ status: "created" });
+    const worker = new Worker({ store, jobs: [ok, flaky], telemetry, logger: silentLogger, pollIntervalMs: 20, groups: [{ name: "main", queues: ["mail", "reports"], poolSize: 2 }] });
+    workers.push(worker);
+    await worker.start();
+    const states = async () => [(await store.getJob("b1"))?.state, (await store.getJob("b2"))?.state];
+    await eventually(async () => ((await states()).join() === "succeeded,deadLettered" ? true : undefined), "both jobs to end");
+    expect(await states()).toEqual(["succeeded", "deadLettered"]);
+  });
+
+  it("a no-op tracer (the API without an SDK) carries no trace context on the jobs", async () => {
+    const store = new MemoryStore();
+    await store.migrate();
+    const client = new Client({ store, telemetry: belayTelemetry({ api: otel }) });
+    await client.enqueue(ok, undefined, { id: "n1" });
+    expect((await store.getJob("n1"))!.traceContext).toBeNull();
   });
 
   it("core never imports @opentelemetry/api (an optional peer)", async () => {

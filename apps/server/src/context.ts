@@ -1,7 +1,7 @@
 import type { JobStore } from "@belay/contract";
 import type { Clock, Logger, WorkerHealth } from "@belay/core";
 import type { Access } from "./auth/access.js";
-import type { SessionStore } from "./auth/sessions.js";
+import type { SessionCookies } from "./auth/sessions.js";
 import type { LiveFeed } from "./monitor/live-feed.js";
 import type { ThroughputRing } from "./monitor/throughput.js";
 import type { JobCatalog } from "./operations/catalog.js";
@@ -11,7 +11,8 @@ export interface ServerContext {
   readonly store: JobStore;
   readonly catalog: JobCatalog;
   readonly access: Access;
-  readonly sessions: SessionStore;
+  /** Seals and opens the dashboard's session cookies. */
+  readonly sessions: SessionCookies;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly throughput: ThroughputRing;

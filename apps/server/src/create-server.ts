@@ -4,7 +4,7 @@ import type { WorkerHost } from "@belay/host";
 import { Hono } from "hono";
 import { createApiApp, renderApiError } from "./api/api-app.js";
 import { Access, type Authorize } from "./auth/access.js";
-import { SessionStore } from "./auth/sessions.js";
+import { SessionCookies } from "./auth/sessions.js";
 import type { ServerToken } from "./auth/tokens.js";
 import type { ServerContext } from "./context.js";
 import { createDashboardApp, type LiveStreams, notFoundPage } from "./dashboard/dashboard-app.js";
@@ -41,6 +41,12 @@ export interface ServerOptions {
   readonly bodyLimitBytes?: number;
   /** How often the live feed reads counts. Default 2 s. */
   readonly livePollMs?: number;
+  /**
+   * The secret (at least 32 characters) that seals the dashboard's session cookies. Give the
+   * same one to every instance and across restarts to keep browsers signed in; changing it signs
+   * everybody out. Default: a random secret per process (a restart signs everybody out).
+   */
+  readonly sessionSecret?: string;
   /** Mark cookies `Secure` (serve over HTTPS). Default false. */
   readonly secureCookies?: boolean;
   readonly clock?: Clock;
@@ -89,7 +95,7 @@ export function createServer(options: ServerOptions): BelayServer {
     store,
     catalog: new JobCatalog(options.jobs ?? workerHost?.jobs.jobs ?? []),
     access: new Access({ ...(options.tokens === undefined ? {} : { tokens: options.tokens }), authorize: options.authorize }),
-    sessions: new SessionStore(() => clock.now()),
+    sessions: new SessionCookies(options.sessionSecret ?? null, () => clock.now()),
     clock,
     logger,
     throughput,

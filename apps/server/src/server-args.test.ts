@@ -12,6 +12,7 @@ describe("parseServerArgs", () => {
       jobs: null,
       tokens: [],
       title: null,
+      sessionSecret: null,
       promises: { host: "127.0.0.1", port: 8001 },
       debug: false,
     });
@@ -24,6 +25,7 @@ describe("parseServerArgs", () => {
       debug: true,
     });
     expect(parseServerArgs(["--store", "memory:"], { BELAY_PROMISES_PORT: "off" }).promises.port).toBeNull();
+    expect(parseServerArgs(["--store", "memory:"], { BELAY_SESSION_SECRET: "s".repeat(32) }).sessionSecret).toBe("s".repeat(32));
   });
 
   it.each([
@@ -33,6 +35,7 @@ describe("parseServerArgs", () => {
     [["--store", "memory:", "--bogus"], "argv"],
     [["--store", "memory:", "--promises-port", "8x"], "--promises-port"],
     [["--store", "memory:", "--promises-port", "65536"], "--promises-port"],
+    [["--store", "memory:", "--session-secret", "too-short"], "--session-secret"],
   ])("refuses %j naming %s", (argv, field) => {
     expect(() => parseServerArgs(argv, {})).toThrow(expect.objectContaining({ field }));
   });

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { InvalidInputError } from "@belay/contract";
+import { SESSION_SECRET_MIN_LENGTH } from "./auth/sessions.js";
 import { type ServerToken, parseToken, parseTokenList } from "./auth/tokens.js";
 
 /** What `belay-server` runs with. */
@@ -13,6 +14,8 @@ export interface ServerArgs {
   readonly jobs: string | null;
   readonly tokens: readonly ServerToken[];
   readonly title: string | null;
+  /** Seals the dashboard's session cookies; `null`: a random one per process (a restart signs everybody out). */
+  readonly sessionSecret?: string | null;
   /** The durable-promise listener's address (the Resonate envelope); `port: null` runs none. */
   readonly promises: { readonly host: string; readonly port: number | null };
   /** Debug mode of the promise listener: the debug kinds and `resonate:debug_time` are answered. */
@@ -33,6 +36,9 @@ export const SERVER_USAGE = `usage: belay-server --store <url> [options]
                            default to all: view,viewSensitive,enqueue,cancel,requeue,pauseQueue,
                            triggerSchedule,manageSchedules,promises                       (env BELAY_SERVER_TOKENS)
   --title <text>           the dashboard's title (default Belay)
+  --session-secret <text>  seals the dashboard's session cookies (at least 32 characters); the
+                           same secret across restarts and instances keeps browsers signed in
+                           (default: random per process)                           (env BELAY_SESSION_SECRET)
   --promises-host <addr>   the durable-promise listener's address (default 127.0.0.1)
   --promises-port <n|off>  its port: the Resonate protocol (2026-04-01) for @resonatehq/sdk
                            clients (default 8001; 0 = any free port; off = none)     (env BELAY_PROMISES_PORT)
@@ -57,6 +63,7 @@ export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
         "with-worker": { type: "boolean" },
         token: { type: "string", multiple: true },
         title: { type: "string" },
+        "session-secret": { type: "string" },
         "promises-host": { type: "string" },
         "promises-port": { type: "string" },
         debug: { type: "boolean" },
@@ -86,6 +93,10 @@ export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
     ...(env["BELAY_SERVER_TOKENS"] ? parseTokenList(env["BELAY_SERVER_TOKENS"]) : []),
     ...(values.token ?? []).map((t) => parseToken(t, "--token")),
   ];
+  const sessionSecret = values["session-secret"] ?? env["BELAY_SESSION_SECRET"] ?? null;
+  if (sessionSecret !== null && sessionSecret.length < SESSION_SECRET_MIN_LENGTH) {
+    throw new InvalidInputError("--session-secret", `must be at least ${SESSION_SECRET_MIN_LENGTH} characters, got ${sessionSecret.length} (for example: openssl rand -base64 32)`);
+  }
   return {
     store,
     host: values.host ?? "127.0.0.1",
@@ -95,6 +106,7 @@ export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv 
     jobs,
     tokens,
     title: values.title ?? null,
+    sessionSecret,
     promises: { host: values["promises-host"] ?? "127.0.0.1", port: promisesPort },
     debug: values.debug ?? false,
   };

@@ -73,6 +73,7 @@ export async function startServer(
       tokens: args.tokens,
       ...(promiseStore === null ? {} : { promises: promiseStore }),
       ...(args.title === null ? {} : { title: args.title }),
+      ...(args.sessionSecret == null ? {} : { sessionSecret: args.sessionSecret }),
       logger,
     });
     let promises: RunningPromises | null = null;

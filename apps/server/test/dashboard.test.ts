@@ -140,7 +140,8 @@ describe("operator actions", () => {
     expect(res.headers.get("location")).toBe("/jobs/j1");
     expect((await h.store.getJob("j1"))?.state).toBe("cancelled");
     expect((await h.store.listAuditRecords()).records[0]).toMatchObject({ actor: "admin", action: "cancel", target: "j1" });
-    const page = await (await h.request("GET", "/jobs/j1", { headers: { cookie } })).text();
+    // The flash rides in the session cookie the answer set.
+    const page = await (await h.request("GET", "/jobs/j1", { headers: { cookie: cookieOf(res) } })).text();
     expect(page).toContain("Job j1 cancelled.");
   });
 

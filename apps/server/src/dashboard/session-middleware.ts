@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import type { Permission } from "../auth/permissions.js";
-import { SESSION_COOKIE, type Session } from "../auth/sessions.js";
+import { SESSION_COOKIE, SESSION_IDLE_MS, type Session } from "../auth/sessions.js";
 import type { ServerContext } from "../context.js";
 import type { View } from "./components.js";
 
@@ -22,29 +22,37 @@ export interface DashboardEnv {
  * first visit that signs in sets one cookie (the signed-in session's), not two.
  */
 export function setSessionCookie(c: Context<DashboardEnv>, _ctx: ServerContext, session: Session): void {
+  // Sealing waits for the answer: the flash may still change after this call.
   c.set("cookieSession", session);
 }
 
 function writeSessionCookie(c: Context<DashboardEnv>, ctx: ServerContext, session: Session): void {
-  setCookie(c, SESSION_COOKIE, session.id, { path: "/", httpOnly: true, sameSite: "Strict", secure: ctx.secureCookies, maxAge: 12 * 60 * 60 });
+  setCookie(c, SESSION_COOKIE, ctx.sessions.seal(session), { path: "/", httpOnly: true, sameSite: "Strict", secure: ctx.secureCookies, maxAge: SESSION_IDLE_MS / 1000 });
 }
 
 /**
  * Every dashboard request gets a session (anonymous until sign-in: it carries the CSRF token
  * forms must echo), a CSP nonce for the inline style and script, and strict security headers.
+ * The session lives in a sealed cookie (see `SessionCookies`), so any server holding the same
+ * session secret reads it; a cookie that does not open starts a fresh anonymous session.
  */
 export function sessionMiddleware(ctx: ServerContext): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
-    let session = ctx.sessions.get(getCookie(c, SESSION_COOKIE));
+    let session = ctx.sessions.open(getCookie(c, SESSION_COOKIE));
     if (session === null) {
       session = ctx.sessions.create();
       setSessionCookie(c, ctx, session);
+    } else if (ctx.sessions.needsRefresh(session)) {
+      session = ctx.sessions.touch(session);
+      setSessionCookie(c, ctx, session);
     }
+    const flashBefore = session.flash;
     const nonce = randomBytes(16).toString("base64");
     c.set("session", session);
     c.set("nonce", nonce);
     await next();
-    const cookieSession = c.get("cookieSession");
+    // The flash rides in the cookie: one set (or shown) during this request rewrites it.
+    const cookieSession = c.get("cookieSession") ?? (session.flash === flashBefore ? undefined : session);
     if (cookieSession !== undefined) writeSessionCookie(c, ctx, cookieSession);
     c.header(
       "content-security-policy",

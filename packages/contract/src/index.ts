@@ -19,6 +19,7 @@ export type {
 } from "./through.js";
 
 export { Mutex } from "./mutex.js";
+export { SeededRandom, hashText32, seededUnit } from "./random.js";
 
 export { schemaVersionOf, assertSchemaUsable } from "./migrations.js";
 export type { Migration, SchemaState } from "./migrations.js";
@@ -202,6 +203,15 @@ export type {
 
 export type { RetentionClass, PurgeTerminalRequest, PurgeTerminalResult } from "./retention.js";
 
+export { decideMaintainerLease, releasedMaintainerLease } from "./maintainer.js";
+export type {
+  MaintainerLease,
+  AcquireMaintainerLeaseRequest,
+  AcquireMaintainerLeaseResult,
+  ReleaseMaintainerLeaseRequest,
+  ReleaseMaintainerLeaseResult,
+} from "./maintainer.js";
+
 export {
   requireInstant,
   requireInteger,
@@ -236,6 +246,8 @@ export {
   assertListJobsRequest,
   assertListAuditRequest,
   assertPurgeTerminalRequest,
+  assertAcquireMaintainerLeaseRequest,
+  assertReleaseMaintainerLeaseRequest,
   assertRegisterObserverRequest,
   assertClaimObserverDeliveriesRequest,
   assertReportObserverDeliveriesRequest,

@@ -1,4 +1,4 @@
-import { retryDelayMs } from "@belay/contract";
+import { retryDelayMs, seededUnit } from "@belay/contract";
 import { describe, expect, it } from "vitest";
 import {
   DEFAULT_DELAYS_MS,
@@ -7,7 +7,6 @@ import {
   decideFailure,
   jitteredDelay,
   retryPolicy,
-  seededUnit,
   toDisposition,
   effectiveRetryPolicy,
 } from "./retry.js";

@@ -1,4 +1,4 @@
-import { type Instant, type RetryDisposition, InvalidInputError } from "@belay/contract";
+import { type Instant, type RetryDisposition, InvalidInputError, seededUnit } from "@belay/contract";
 
 /**
  * How a job type retries. Data, so a store can apply it to expired leases without calling back.
@@ -100,19 +100,4 @@ export function effectiveRetryPolicy(stored: RetryDisposition | null, local: Ret
 /** The policy as data a store applies to expired leases (jitter is not applied there). */
 export function toDisposition(policy: RetryPolicy): RetryDisposition {
   return { maxAttempts: policy.maxAttempts, delaysMs: policy.delaysMs };
-}
-
-/** A number in [0, 1) from a string: FNV-1a, then a 32-bit avalanche. Stable across runs and hosts. */
-export function seededUnit(seed: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < seed.length; i++) {
-    h ^= seed.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return (h >>> 0) / 4_294_967_296;
 }

@@ -6,7 +6,7 @@ export type { TestHarnessOptions } from "./test-harness.js";
 export { VirtualClock } from "./virtual-clock.js";
 export { ProtocolStream, streamPromiseIds, STREAM_SCHEDULE_IDS, parentOf, originOf } from "./differential/protocol-stream.js";
 export type { StreamStep, ProtocolStreamOptions } from "./differential/protocol-stream.js";
-export { SeededRandom } from "./differential/random.js";
+export { SeededRandom } from "@belay/contract";
 export { canonicalJson, sameJson } from "./differential/protocol-system.js";
 export type { WireRequest, ProtocolAnswer, ProtocolSnapshot, ProtocolSystem, SnapshotTask, SnapshotMessage } from "./differential/protocol-system.js";
 export { runDifferential, DifferentialMismatch } from "./differential/differential-run.js";

@@ -1,4 +1,4 @@
-import type { ClaimedJob, MintDecision, NewJob, OutcomeReport, Tag } from "@belay/contract";
+import type { ClaimedJob, MintDecision, NewJob, OutcomeReport, SeededRandom, Tag } from "@belay/contract";
 import { type ClientContext, sleep } from "./client.js";
 import type { JournalJob, JournalReport } from "./journal.js";
 import {
@@ -13,7 +13,6 @@ import {
   probeQueue,
   tortureSchedule,
 } from "./plan.js";
-import type { TortureRandom } from "./random.js";
 
 // Operators and maintenance: pause/resume and limit races on `raced`, probes of the client's own
 // queue (a limit, a pause, late and real reports, each with a certain answer), cancels of any job
@@ -131,7 +130,7 @@ async function probe(ctx: ClientContext, first: boolean): Promise<void> {
   for (let round = 0; round < PROBE_JOBS + 1 && (await probeClaim(ctx, queue)) > 0; round++);
 }
 
-async function cancel(ctx: ClientContext, rng: TortureRandom): Promise<void> {
+async function cancel(ctx: ClientContext, rng: SeededRandom): Promise<void> {
   const jobId = ctx.known.pick(rng);
   if (jobId === null) return;
   const answer = await ctx.call("operator", "cancelJob", (now) => ctx.store.cancelJob({ jobId, actor: ctx.actor, now }));
@@ -149,7 +148,7 @@ async function requeue(ctx: ClientContext, requeued: Set<string>): Promise<void>
   }
 }
 
-async function trigger(ctx: ClientContext, rng: TortureRandom, lastTrigger: string | null): Promise<string> {
+async function trigger(ctx: ClientContext, rng: SeededRandom, lastTrigger: string | null): Promise<string> {
   const scheduleId = rng.chance(0.7) ? rng.pick(SHARED_SCHEDULES) : ownSchedule(ctx.index);
   // Sometimes the previous id again: a repeat is a no-op `triggered`.
   const jobId = lastTrigger !== null && rng.chance(0.2) ? lastTrigger : ctx.ownId("t");
@@ -162,7 +161,7 @@ async function trigger(ctx: ClientContext, rng: TortureRandom, lastTrigger: stri
 }
 
 /** Reads under load; the ones with a certain answer are checked on the spot. */
-async function read(ctx: ClientContext, rng: TortureRandom): Promise<void> {
+async function read(ctx: ClientContext, rng: SeededRandom): Promise<void> {
   const { store } = ctx;
   const mine = [...ctx.createdByMe];
   const id = mine.length > 0 ? rng.pick(mine) : null;
@@ -223,7 +222,7 @@ export async function operatorLane(ctx: ClientContext): Promise<void> {
  * cursor itself, which an earlier decision minted already and must not be minted twice. With
  * `stale`, the expected cursor is one off on purpose.
  */
-async function mint(ctx: ClientContext, rng: TortureRandom, scheduleId: string): Promise<void> {
+async function mint(ctx: ClientContext, rng: SeededRandom, scheduleId: string): Promise<void> {
   const read = await ctx.call("maintenance", "getSchedule", () => ctx.store.getSchedule(scheduleId));
   if (read === null || read.value === null) return;
   const cursor = read.value.cursor;

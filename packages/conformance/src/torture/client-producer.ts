@@ -1,8 +1,7 @@
-import type { DependencyMode, EnqueueResult, NewJob, RetryDisposition, Tag } from "@belay/contract";
+import type { DependencyMode, EnqueueResult, NewJob, RetryDisposition, SeededRandom, Tag } from "@belay/contract";
 import { type ClientContext, sleep } from "./client.js";
 import type { JournalJob } from "./journal.js";
 import { BARRIER_MS, POOL_SIZE, TAG_VOCABULARY, TORTURE_QUEUES } from "./plan.js";
-import type { TortureRandom } from "./random.js";
 
 // Producers: batch enqueues (tags with repeats, parents racing their completion, a repeated id
 // inside one call, for-later due times, the jobs' own retry policies), batches made invalid on
@@ -10,19 +9,19 @@ import type { TortureRandom } from "./random.js";
 // fires at the same barrier instant.
 
 /** 0–4 tags from the vocabulary, sometimes one twice (it must be stored once). */
-export function randomTags(rng: TortureRandom): Tag[] {
+export function randomTags(rng: SeededRandom): Tag[] {
   const tags = Array.from({ length: rng.int(0, 4) }, () => rng.pick(TAG_VOCABULARY));
   if (tags.length > 0 && rng.chance(0.3)) tags.push(tags[0]!);
   return tags;
 }
 
-function randomRetry(rng: TortureRandom): RetryDisposition | null {
+function randomRetry(rng: SeededRandom): RetryDisposition | null {
   return rng.chance(0.5) ? null : { maxAttempts: rng.int(1, 4), delaysMs: [rng.int(0, 40)] };
 }
 
 /** A job and what the journal keeps of it. */
 function makeJob(
-  rng: TortureRandom,
+  rng: SeededRandom,
   id: string,
   queue: string,
   payload: string,
@@ -36,7 +35,7 @@ function makeJob(
   return { job, journal: { id, jobName: job.jobName, queue, payload, tags, parentIds, mode, retry } };
 }
 
-function plainQueue(rng: TortureRandom): string {
+function plainQueue(rng: SeededRandom): string {
   return rng.weighted([
     [TORTURE_QUEUES.plain, 5],
     [TORTURE_QUEUES.fixed, 2],
@@ -51,7 +50,7 @@ function remember(ctx: ClientContext, results: readonly EnqueueResult[]): void {
   }
 }
 
-async function enqueueBatch(ctx: ClientContext, rng: TortureRandom): Promise<void> {
+async function enqueueBatch(ctx: ClientContext, rng: SeededRandom): Promise<void> {
   const now = Date.now();
   const made = Array.from({ length: rng.int(1, 20) }, () => {
     const parents = rng.chance(0.15) ? ctx.known.some(rng, rng.int(1, 3)) : [];
@@ -70,7 +69,7 @@ async function enqueueBatch(ctx: ClientContext, rng: TortureRandom): Promise<voi
 }
 
 /** A batch with one job over a bound or naming an unknown parent: every job is refused, none written. */
-async function invalidBatch(ctx: ClientContext, rng: TortureRandom): Promise<void> {
+async function invalidBatch(ctx: ClientContext, rng: SeededRandom): Promise<void> {
   const now = Date.now();
   const made = Array.from({ length: rng.int(1, 6) }, () => makeJob(rng, ctx.ownId("x"), plainQueue(rng), "{}", now));
   const bad = makeJob(rng, ctx.ownId("x"), TORTURE_QUEUES.plain, "{}", now);
@@ -90,7 +89,7 @@ async function invalidBatch(ctx: ClientContext, rng: TortureRandom): Promise<voi
 }
 
 /** Members of a small workflow, in shuffled order: a chain, a diamond or a single job. */
-function workflowMembers(rng: TortureRandom, workflowId: string, payload: string, now: number): { job: NewJob; journal: JournalJob }[] {
+function workflowMembers(rng: SeededRandom, workflowId: string, payload: string, now: number): { job: NewJob; journal: JournalJob }[] {
   const id = (letter: string) => `${workflowId}.${letter}`;
   const queue = () => (rng.chance(0.7) ? TORTURE_QUEUES.flow : TORTURE_QUEUES.plain);
   const shape = rng.pick(["chain", "diamond", "single"] as const);
@@ -103,7 +102,7 @@ function workflowMembers(rng: TortureRandom, workflowId: string, payload: string
   return rng.shuffle(edges.map(([letter, parents]) => makeJob(rng, id(letter), queue(), payload, now, parents)));
 }
 
-async function enqueueWorkflow(ctx: ClientContext, rng: TortureRandom, workflowId: string, pool: number | null, lane: string): Promise<void> {
+async function enqueueWorkflow(ctx: ClientContext, rng: SeededRandom, workflowId: string, pool: number | null, lane: string): Promise<void> {
   const made = workflowMembers(rng, workflowId, `{"c":${ctx.index}}`, Date.now());
   const workflow = { id: workflowId, name: pool === null ? "torture.flow" : "torture.pool", jobs: made.map((m) => m.job) };
   const answer = await ctx.call(lane, "enqueueWorkflow", (at) => ctx.store.enqueueWorkflow({ workflow, now: at }));

@@ -1,9 +1,8 @@
-import { type ClaimedJob, type HeldLease, type OutcomeReport, countedAttempts, retryDelayMs } from "@belay/contract";
+import { type ClaimedJob, type HeldLease, type OutcomeReport, type SeededRandom, countedAttempts, retryDelayMs } from "@belay/contract";
 import { type ClientContext, sleep } from "./client.js";
 import { randomTags } from "./client-producer.js";
 import type { JournalReport, StaleReason } from "./journal.js";
 import { ALL_TORTURE_QUEUES, TORTURE_RETRY } from "./plan.js";
-import type { TortureRandom } from "./random.js";
 
 // A worker lane: claim → (heartbeat) → report, with every way an execution can end, including the
 // ones that must be refused: abandoned leases, reports after the lease died, reports and
@@ -25,7 +24,7 @@ type Behaviour =
   | "oversize"
   | "heartbeat";
 
-function pickBehaviour(rng: TortureRandom, shortLease: boolean): Behaviour {
+function pickBehaviour(rng: SeededRandom, shortLease: boolean): Behaviour {
   const behaviour = rng.weighted<Behaviour>([
     ["succeed", 30],
     ["retry", 12],
@@ -78,7 +77,7 @@ function row(
 }
 
 /** The outcome a handler of `behaviour` returns (the Core's retry decision included). */
-function outcomeOf(rng: TortureRandom, held: Held, now: number): OutcomeReport["outcome"] {
+function outcomeOf(rng: SeededRandom, held: Held, now: number): OutcomeReport["outcome"] {
   const { job } = held;
   switch (held.behaviour) {
     case "retry": {

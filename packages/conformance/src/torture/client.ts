@@ -1,11 +1,10 @@
 import { writeFileSync } from "node:fs";
-import { type JobStore, isBelayError } from "@belay/contract";
+import { type JobStore, SeededRandom, isBelayError } from "@belay/contract";
 import { barrierLane, producerLane } from "./client-producer.js";
 import { maintenanceLane, operatorLane } from "./client-operator.js";
 import { workerLane } from "./client-worker.js";
 import { type Journal, type JournalEntry, newJournal } from "./journal.js";
 import type { TortureClientConfig } from "./plan.js";
-import { TortureRandom } from "./random.js";
 import { sabotaged } from "./sabotage.js";
 
 /** Resolves after `ms` milliseconds. */
@@ -32,12 +31,12 @@ export class KnownIds {
     if (this.#ids.length > this.#limit) this.#ids.splice(0, this.#ids.length - this.#limit);
   }
 
-  pick(rng: TortureRandom): string | null {
+  pick(rng: SeededRandom): string | null {
     return this.#ids.length === 0 ? null : rng.pick(this.#ids);
   }
 
   /** Up to `n` distinct known ids. */
-  some(rng: TortureRandom, n: number): string[] {
+  some(rng: SeededRandom, n: number): string[] {
     const picked = new Set<string>();
     for (let i = 0; i < n * 3 && picked.size < n; i++) {
       const id = this.pick(rng);
@@ -81,8 +80,8 @@ export class ClientContext {
   }
 
   /** A seeded source for one lane: the same seed gives each lane the same choices. */
-  random(lane: number): TortureRandom {
-    return TortureRandom.derive(this.config.seed, this.config.index * 64 + lane);
+  random(lane: number): SeededRandom {
+    return SeededRandom.derive(this.config.seed, this.config.index * 64 + lane);
   }
 
   /** A fresh id in this client's namespace, e.g. `c3-j17`. */

@@ -1,6 +1,5 @@
-import type { Instant } from "@belay/contract";
+import { type Instant, SeededRandom } from "@belay/contract";
 import type { ProtocolAnswer, WireRequest } from "./protocol-system.js";
-import { SeededRandom } from "./random.js";
 
 // A seeded random stream of protocol requests for differential tests: every kind the SDK sends
 // and the rest of the protocol, with time moving between steps and timer scans mixed in. Ids

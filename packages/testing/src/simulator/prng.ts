@@ -5,6 +5,8 @@
  * minimized plan that drops one fault leaves the others where they were.
  */
 
+import { hashText32 } from "@belay/contract";
+
 const MASK64 = (1n << 64n) - 1n;
 
 /** A seed as the simulator takes it: a 64-bit unsigned integer. */
@@ -36,20 +38,6 @@ function splitMix64(state: bigint): [bigint, bigint] {
   return [next, z ^ (z >> 31n)];
 }
 
-/** A 32-bit string hash (FNV-1a with a murmur finalizer), mixed with `salt`. */
-function hash32(text: string, salt: number): number {
-  let h = (0x811c9dc5 ^ salt) >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
 
 const rotl = (x: number, k: number) => ((x << k) | (x >>> (32 - k))) >>> 0;
 
@@ -83,10 +71,10 @@ export class Rng {
   /** An independent stream named `label`, derived from this one's current state (which is left alone). */
   fork(label: string): Rng {
     return new Rng(
-      hash32(label, this.#a),
-      hash32(label, this.#b ^ 0x5bd1e995),
-      hash32(label, this.#c ^ 0x27d4eb2f),
-      hash32(label, this.#d ^ 0x165667b1),
+      hashText32(label, this.#a),
+      hashText32(label, this.#b ^ 0x5bd1e995),
+      hashText32(label, this.#c ^ 0x27d4eb2f),
+      hashText32(label, this.#d ^ 0x165667b1),
     );
   }
 
@@ -154,8 +142,8 @@ export class KeyedDice {
   /** A float in [0, 1) for the key. */
   unit(...key: readonly (string | number)[]): number {
     const text = key.join("\u0000");
-    const a = hash32(text, this.#lo);
-    const b = hash32(text, this.#hi ^ a);
+    const a = hashText32(text, this.#lo);
+    const b = hashText32(text, this.#hi ^ a);
     return (a * 0x200000 + (b >>> 11)) / 0x20000000000000;
   }
 

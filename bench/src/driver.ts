@@ -2,19 +2,7 @@
 // system is measured by the same code: enqueue one by one (10 in flight) and in batches, process a
 // pre-loaded backlog of no-op jobs at each concurrency under test, idle enqueue-to-start latency.
 import {
-  CpuWindow,
-  PhaseRunner,
-  type Roles,
-  cfg,
-  emit,
-  limited,
-  makeLatencyRecorder,
-  now,
-  rate,
-  runLatency,
-  sleep,
-  waitFor,
-  wanted,
+  CpuWindow, PhaseRunner, type Roles, cfg, emit, limited, makeLatencyRecorder, now, rate, runLatency, sleep, waitFor, wanted,
 } from "./child.js";
 
 export interface Payload {

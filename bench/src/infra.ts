@@ -6,10 +6,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-  type PostgresClusterStartOptions,
-  PostgresCluster as SharedPostgresCluster,
-  findPostgresBin,
-  throwawayPostgresCluster,
+  type PostgresClusterStartOptions, PostgresCluster as SharedPostgresCluster, findPostgresBin, throwawayPostgresCluster,
 } from "@belay/conformance/postgres";
 import { Redis } from "ioredis";
 import pg from "pg";

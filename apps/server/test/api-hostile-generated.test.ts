@@ -5,15 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ADMIN, type Harness, VIEWER, harness } from "./helpers.js";
 import {
-  type HostileRequest,
-  type OpenApiDocument,
-  type Operation,
-  SchemaWalker,
-  describeRequest,
-  fixedCases,
-  operationsOf,
-  requestArbitrary,
-  urlOf,
+  type HostileRequest, type OpenApiDocument, type Operation, SchemaWalker, describeRequest, fixedCases, operationsOf,
+  requestArbitrary, urlOf,
 } from "./hostile-requests.js";
 import { storeTargets } from "./store-targets.js";
 

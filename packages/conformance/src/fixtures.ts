@@ -1,14 +1,6 @@
 import {
-  type AuditRecord,
-  type ClaimedJob,
-  type EnqueueResult,
-  type Instant,
-  type JobState,
-  type JobStore,
-  type NewJob,
-  type Outcome,
-  type OutcomeResult,
-  isBelayError,
+  type AuditRecord, type ClaimedJob, type EnqueueResult, type Instant, type JobState, type JobStore, type NewJob, type Outcome,
+  type OutcomeResult, isBelayError,
 } from "@belay/contract";
 import { expect } from "vitest";
 

@@ -1,12 +1,5 @@
 import type {
-  ClaimObserverDeliveriesResult,
-  Instant,
-  JobState,
-  JobStore,
-  NewJob,
-  ObserverDelivery,
-  Outcome,
-  RegisterObserverRequest,
+  ClaimObserverDeliveriesResult, Instant, JobState, JobStore, NewJob, ObserverDelivery, Outcome, RegisterObserverRequest,
 } from "@belay/contract";
 import { expect } from "vitest";
 import { MINUTE, T0, leaseJob, report } from "./fixtures.js";

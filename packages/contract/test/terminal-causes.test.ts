@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
-  JOB_STATES,
-  TERMINAL_CAUSES,
-  type TerminalCauseKind,
-  jobStateNameSql,
-  leaseExpiryDisposition,
-  outcomeDisposition,
-  terminalCauseSql,
-  terminalCauseText,
+  JOB_STATES, TERMINAL_CAUSES, type TerminalCauseKind, jobStateNameSql, leaseExpiryDisposition, outcomeDisposition,
+  terminalCauseSql, terminalCauseText,
 } from "../src/index.js";
 
 const RETRY = { maxAttempts: 3, delaysMs: [1_000, 5_000] };

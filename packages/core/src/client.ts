@@ -1,20 +1,7 @@
 import {
-  type Actor,
-  type CancelResult,
-  type DependencyMode,
-  type EnqueueResult,
-  type Instant,
-  type JobState,
-  type JobStore,
-  type NewJob,
-  type QueueActionResult,
-  type RemoveScheduleResult,
-  type RequeueResult,
-  type TriggerScheduleResult,
-  type UpsertScheduleResult,
-  BelayError,
-  InvalidInputError,
-  errorFromRejection,
+  type Actor, type CancelResult, type DependencyMode, type EnqueueResult, type Instant, type JobState, type JobStore,
+  type NewJob, type QueueActionResult, type RemoveScheduleResult, type RequeueResult, type TriggerScheduleResult,
+  type UpsertScheduleResult, BelayError, InvalidInputError, errorFromRejection,
 } from "@belay/contract";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type Clock, systemClock } from "./clock.js";

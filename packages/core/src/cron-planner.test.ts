@@ -1,12 +1,6 @@
 import type { CatchUpPolicy, Instant, MintDecision } from "@belay/contract";
 import { describe, expect, it } from "vitest";
-import {
-  MAX_TICKS_PER_PASS,
-  MISSED_TICK_THRESHOLD_MS,
-  type PlannableSchedule,
-  parseCron,
-  planSchedule,
-} from "./cron-planner.js";
+import { MAX_TICKS_PER_PASS, MISSED_TICK_THRESHOLD_MS, type PlannableSchedule, parseCron, planSchedule } from "./cron-planner.js";
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;

@@ -1,16 +1,6 @@
 import type {
-  ClaimedJob,
-  HeartbeatResult,
-  HeldLease,
-  Instant,
-  MintDecision,
-  OutcomeReport,
-  OutcomeResult,
-  ReleaseResult,
-  RetentionClass,
-  RetryDisposition,
-  ScheduleRecord,
-  Tag,
+  ClaimedJob, HeartbeatResult, HeldLease, Instant, MintDecision, OutcomeReport, OutcomeResult, ReleaseResult, RetentionClass,
+  RetryDisposition, ScheduleRecord, Tag,
 } from "@belay/contract";
 import type { DispatchPolicy, ServedQueue } from "./dispatch.js";
 import type { RetryPolicy } from "./retry.js";

@@ -1,9 +1,5 @@
 import {
-  type ClaimObserverDeliveriesResult,
-  type JobState,
-  type JobStore,
-  type ObserverDelivery,
-  type ObserverDeliveryOutcome,
+  type ClaimObserverDeliveriesResult, type JobState, type JobStore, type ObserverDelivery, type ObserverDeliveryOutcome,
   InvalidInputError,
 } from "@belay/contract";
 import type { Clock } from "./clock.js";

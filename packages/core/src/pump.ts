@@ -1,10 +1,4 @@
-import {
-  type ClaimedJob,
-  type JobStore,
-  type OutcomeResult,
-  type Tag,
-  utf8ByteLength,
-} from "@belay/contract";
+import { type ClaimedJob, type JobStore, type OutcomeResult, type Tag, utf8ByteLength } from "@belay/contract";
 import type { Clock, TimerHandle } from "./clock.js";
 import type { AnyJobDefinition } from "./define-job.js";
 import { NodeDriver } from "./driver.js";

@@ -1,13 +1,7 @@
 import { retryDelayMs, seededUnit } from "@belay/contract";
 import { describe, expect, it } from "vitest";
 import {
-  DEFAULT_DELAYS_MS,
-  DEFAULT_RETRY_POLICY,
-  type RetryOptions,
-  decideFailure,
-  jitteredDelay,
-  retryPolicy,
-  toDisposition,
+  DEFAULT_DELAYS_MS, DEFAULT_RETRY_POLICY, type RetryOptions, decideFailure, jitteredDelay, retryPolicy, toDisposition,
   effectiveRetryPolicy,
 } from "./retry.js";
 

@@ -1,16 +1,8 @@
 import type { ClaimedJob, EnqueueResult, ExpiredLease, JobStore, NewJob, OutcomeResult } from "@belay/contract";
 import type { ExecutionResult } from "./driver-types.js";
 import type {
-  OtelApi,
-  OtelAttributes,
-  OtelContext,
-  OtelMeterProvider,
-  OtelObservableCallback,
-  OtelObservableResult,
-  OtelSpan,
-  OtelSpanContext,
-  OtelTracer,
-  OtelTracerProvider,
+  OtelApi, OtelAttributes, OtelContext, OtelMeterProvider, OtelObservableCallback, OtelObservableResult, OtelSpan,
+  OtelSpanContext, OtelTracer, OtelTracerProvider,
 } from "./otel-api.js";
 import { formatTraceContext, parseTraceContext } from "./trace-context.js";
 

@@ -1,21 +1,9 @@
 import {
-  type EnqueueRequest,
-  type EnqueueResult,
-  type EnqueueWorkflowRequest,
-  type EnqueueWorkflowResult,
-  type EnqueuedThrough,
-  type QueryExecutor,
-  InvalidTransactionError,
-  TransientStoreError,
+  type EnqueueRequest, type EnqueueResult, type EnqueueWorkflowRequest, type EnqueueWorkflowResult, type EnqueuedThrough,
+  type QueryExecutor, InvalidTransactionError, TransientStoreError,
 } from "@belay/contract";
 import {
-  type AnyJobDefinition,
-  type Clock,
-  type EnqueueOptions,
-  type EnqueueReceipt,
-  type JobRequest,
-  type PayloadOf,
-  Client,
+  type AnyJobDefinition, type Clock, type EnqueueOptions, type EnqueueReceipt, type JobRequest, type PayloadOf, Client,
 } from "@belay/core";
 import type { Kysely, Transaction } from "kysely";
 import { isKysely, kyselyExecutor } from "./kysely-executor.js";

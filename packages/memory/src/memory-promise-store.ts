@@ -1,13 +1,6 @@
 import {
-  CheckedPromiseStore,
-  Mutex,
-  type MigrateResult,
-  type PromiseBackend,
-  type PromiseFrontOptions,
-  type PromiseReader,
-  type PromiseTransaction,
-  type StepHook,
-  StoreClosedError,
+  CheckedPromiseStore, Mutex, type MigrateResult, type PromiseBackend, type PromiseFrontOptions, type PromiseReader,
+  type PromiseTransaction, type StepHook, StoreClosedError,
 } from "@belay/contract";
 import { applyPromiseEffects, loadPromiseRows } from "./ops/promise-rows.js";
 import { acknowledgeOutbox, dueTimers, promiseReader, releaseOutbox, takeOutbox } from "./ops/promise-scans.js";

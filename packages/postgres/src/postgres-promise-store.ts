@@ -1,12 +1,6 @@
 import {
-  CheckedPromiseStore,
-  type MigrateResult,
-  type PromiseBackend,
-  type PromiseReader,
-  type PromiseTransaction,
-  type StepHook,
-  StoreClosedError,
-  TransientStoreError,
+  CheckedPromiseStore, type MigrateResult, type PromiseBackend, type PromiseReader, type PromiseTransaction, type StepHook,
+  StoreClosedError, TransientStoreError,
 } from "@belay/contract";
 import { HintPublisher, HintSubscription, OUTBOX_WAITING, outboxChannel } from "./hints.js";
 import { PROMISE_SURFACE, checkSchema, migrateSurface } from "./migrate.js";

@@ -3,12 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  SABOTAGE_CHECKS,
-  type TortureClientConfig,
-  type TortureClientHandle,
-  type TortureSabotage,
-  formatTortureReport,
-  runTorture,
+  SABOTAGE_CHECKS, type TortureClientConfig, type TortureClientHandle, type TortureSabotage, formatTortureReport, runTorture,
   tortureSettings,
 } from "@belay/conformance";
 import type pg from "pg";

@@ -1,11 +1,5 @@
 import {
-  type MigrateResult,
-  Mutex,
-  type PromiseBackend,
-  type PromiseReader,
-  type PromiseTransaction,
-  type StepHook,
-  StoreClosedError,
+  type MigrateResult, Mutex, type PromiseBackend, type PromiseReader, type PromiseTransaction, type StepHook, StoreClosedError,
   TransientStoreError,
 } from "@belay/contract";
 import { type Connection, Statements, openConnection } from "./connection.js";

@@ -1,9 +1,5 @@
 import {
-  type PromiseBounds,
-  type PromiseFrontOptions,
-  type PromiseSettings,
-  InvalidInputError,
-  resolvePromiseBounds,
+  type PromiseBounds, type PromiseFrontOptions, type PromiseSettings, InvalidInputError, resolvePromiseBounds,
   resolvePromiseSettings,
 } from "@belay/contract";
 import { type ResolvedSqliteFileConfig, type SqliteFileConfig, resolveSqliteFileConfig } from "./sqlite-store-config.js";

@@ -1,10 +1,5 @@
 import {
-  CheckedPromiseStore,
-  type MigrateResult,
-  type PromiseBackend,
-  type PromiseReader,
-  type PromiseTransaction,
-  type StepHook,
+  CheckedPromiseStore, type MigrateResult, type PromiseBackend, type PromiseReader, type PromiseTransaction, type StepHook,
   StoreClosedError,
 } from "@belay/contract";
 import { PROMISE_SURFACE, checkSchema, migrateSurface } from "./migrate.js";

@@ -18,22 +18,8 @@ import { relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import {
-  type SabotageName,
-  type SimFixture,
-  type SimHalf,
-  type SimPlan,
-  type SimResult,
-  SABOTAGES,
-  formatSeed,
-  formatViolation,
-  isSabotage,
-  minimizePlan,
-  parseSeed,
-  parseSimFixture,
-  replayCommand,
-  replayPlanCommand,
-  runPlan,
-  runSeed,
+  type SabotageName, type SimFixture, type SimHalf, type SimPlan, type SimResult, SABOTAGES, formatSeed, formatViolation,
+  isSabotage, minimizePlan, parseSeed, parseSimFixture, replayCommand, replayPlanCommand, runPlan, runSeed,
 } from "../src/index.js";
 
 const { values } = parseArgs({

@@ -2,17 +2,8 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
-  type SimPlan,
-  formatSeed,
-  formatViolation,
-  minimizePlan,
-  parseSeed,
-  parseSimFixture,
-  replayCommand,
-  replayPlanCommand,
-  runPlan,
-  runSeed,
-  swarmPlan,
+  type SimPlan, formatSeed, formatViolation, minimizePlan, parseSeed, parseSimFixture, replayCommand, replayPlanCommand, runPlan,
+  runSeed, swarmPlan,
 } from "../src/index.js";
 
 const DIR = join(import.meta.dirname, "fixtures", "sim");

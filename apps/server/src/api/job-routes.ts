@@ -6,21 +6,8 @@ import { jsonBody } from "../http/json-body.js";
 import { enqueueJobs, enqueueWorkflow } from "../operations/enqueue.js";
 import { maySeeSensitive, requirePermission } from "./guard.js";
 import {
-  ActionResultSchema,
-  DependenciesSchema,
-  EnqueueRequestSchema,
-  EnqueueResponseSchema,
-  ErrorSchema,
-  IntParam,
-  JobDetailSchema,
-  JobPageSchema,
-  ListParam,
-  TagListParam,
-  WorkflowEnqueueResponseSchema,
-  WorkflowRequestSchema,
-  intParamDoc,
-  pathParam,
-  text,
+  ActionResultSchema, DependenciesSchema, EnqueueRequestSchema, EnqueueResponseSchema, ErrorSchema, IntParam, JobDetailSchema,
+  JobPageSchema, ListParam, TagListParam, WorkflowEnqueueResponseSchema, WorkflowRequestSchema, intParamDoc, pathParam, text,
 } from "./schemas.js";
 
 /** Error answers every route may give, for the OpenAPI document. */

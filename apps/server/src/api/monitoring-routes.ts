@@ -6,20 +6,8 @@ import { notFound, toHttpError } from "../http/errors.js";
 import { maySeeSensitive, requirePermission } from "./guard.js";
 import { ListJobsQuery, checkPageLimit, errorResponses, filterField, listRequestOf } from "./job-routes.js";
 import {
-  AuditPageSchema,
-  FacetsSchema,
-  HealthSchema,
-  IntParam,
-  MeSchema,
-  ObserverDetailSchema,
-  ObserverSchema,
-  SuggestionsSchema,
-  ThroughputSchema,
-  WorkflowDetailSchema,
-  WorkflowPageSchema,
-  intParamDoc,
-  pathParam,
-  text,
+  AuditPageSchema, FacetsSchema, HealthSchema, IntParam, MeSchema, ObserverDetailSchema, ObserverSchema, SuggestionsSchema,
+  ThroughputSchema, WorkflowDetailSchema, WorkflowPageSchema, intParamDoc, pathParam, text,
 } from "./schemas.js";
 
 /** An observer's status flattened for the API and the dashboard, with its lag. */

@@ -1,15 +1,6 @@
 import {
-  type Bounds,
-  BoundExceededError,
-  type DependencyMode,
-  type EnqueueResult,
-  type Instant,
-  type JobState,
-  type JobStore,
-  MAX_INSTANT,
-  type NewJob,
-  InvalidInputError,
-  errorFromRejection,
+  type Bounds, BoundExceededError, type DependencyMode, type EnqueueResult, type Instant, type JobState, type JobStore,
+  MAX_INSTANT, type NewJob, InvalidInputError, errorFromRejection,
 } from "@belay/contract";
 import { createJobId, encodePayload, parseTags, toDisposition } from "@belay/core";
 import { parseIsoInstant } from "../api/instants.js";

@@ -2,18 +2,7 @@ import { type ClaimRequest, type ClaimResult, type Instant, type JobStore, isBel
 import { expect } from "vitest";
 import { clause, clauseNeeding } from "../clause.js";
 import {
-  DEFAULT_RETRY,
-  LEASE,
-  MINUTE,
-  SECOND,
-  T0,
-  claimJobs,
-  enqueueJobs,
-  expectBelayError,
-  leaseJob,
-  newJob,
-  report,
-  stateOf,
+  DEFAULT_RETRY, LEASE, MINUTE, SECOND, T0, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, report, stateOf,
 } from "../fixtures.js";
 import { parkAt, settlesWithin } from "../interleaving.js";
 import type { SuiteContext } from "../suite-context.js";

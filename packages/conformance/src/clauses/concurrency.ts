@@ -2,19 +2,7 @@ import { type ClaimedJob, type JobStore, type Tag, isBelayError } from "@belay/c
 import { expect } from "vitest";
 import { clause, clauseNeeding } from "../clause.js";
 import { whileParked } from "../interleaving.js";
-import {
-  LEASE,
-  SECOND,
-  T0,
-  auditOf,
-  claimJobs,
-  enqueueJobs,
-  leaseJob,
-  newJob,
-  report,
-  retryTransient,
-  stateOf,
-} from "../fixtures.js";
+import { LEASE, SECOND, T0, auditOf, claimJobs, enqueueJobs, leaseJob, newJob, report, retryTransient, stateOf } from "../fixtures.js";
 import type { StepPoint } from "@belay/contract";
 import type { SuiteContext } from "../suite-context.js";
 

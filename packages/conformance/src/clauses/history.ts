@@ -1,19 +1,7 @@
 import { type JobStore, type TransitionRecord, scheduledJobId, truncateUtf8, utf8ByteLength } from "@belay/contract";
 import { expect } from "vitest";
 import { clause } from "../clause.js";
-import {
-  DEFAULT_RETRY,
-  LEASE,
-  MINUTE,
-  SECOND,
-  claimJobs,
-  enqueueJobs,
-  leaseJob,
-  newJob,
-  report,
-  stateOf,
-  T0,
-} from "../fixtures.js";
+import { DEFAULT_RETRY, LEASE, MINUTE, SECOND, claimJobs, enqueueJobs, leaseJob, newJob, report, stateOf, T0 } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
 /** A transition without its store-assigned position, for comparing exact contents. */

@@ -4,16 +4,7 @@ import { clause, clauseNeeding } from "../clause.js";
 import { MINUTE, SECOND, T0, claimJobs, enqueueJobs, leaseJob, newJob, report, retryTransient as retrying } from "../fixtures.js";
 import { parkAt, settlesWithin } from "../interleaving.js";
 import {
-  DEAD,
-  OBSERVER_LEASE,
-  acquire,
-  claimFor,
-  deliver,
-  finishJob,
-  lastPosition,
-  positionOf,
-  register,
-  summary,
+  DEAD, OBSERVER_LEASE, acquire, claimFor, deliver, finishJob, lastPosition, positionOf, register, summary,
 } from "../observer-fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 

@@ -2,18 +2,7 @@ import { type JobStore, type TransitionRecord, scheduledJobId } from "@belay/con
 import { expect } from "vitest";
 import { clause } from "../clause.js";
 import {
-  LEASE,
-  MINUTE,
-  SECOND,
-  allJobIds,
-  claimJobs,
-  enqueueJobs,
-  expectBelayError,
-  leaseJob,
-  newJob,
-  report,
-  stateOf,
-  T0,
+  LEASE, MINUTE, SECOND, allJobIds, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, report, stateOf, T0,
 } from "../fixtures.js";
 import { snapshot } from "../snapshot.js";
 import type { SuiteContext } from "../suite-context.js";

@@ -1,26 +1,9 @@
 import {
-  type JobCount,
-  type JobState,
-  type JobStore,
-  type ListJobsRequest,
-  type ScheduleDefinition,
-  type JobSummary,
-  scheduledJobId,
+  type JobCount, type JobState, type JobStore, type ListJobsRequest, type ScheduleDefinition, type JobSummary, scheduledJobId,
 } from "@belay/contract";
 import { expect } from "vitest";
 import { clause, clauseNeeding } from "../clause.js";
-import {
-  DEFAULT_RETRY,
-  LEASE,
-  MINUTE,
-  claimJobs,
-  enqueueJobs,
-  expectBelayError,
-  leaseJob,
-  newJob,
-  report,
-  T0,
-} from "../fixtures.js";
+import { DEFAULT_RETRY, LEASE, MINUTE, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, report, T0 } from "../fixtures.js";
 import { settlesWithin } from "../interleaving.js";
 import type { SuiteContext } from "../suite-context.js";
 

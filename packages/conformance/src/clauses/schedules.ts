@@ -1,11 +1,5 @@
 import {
-  type Instant,
-  type JobStore,
-  type MintDecision,
-  type MintResult,
-  type ScheduleDefinition,
-  isBelayError,
-  scheduledJobId,
+  type Instant, type JobStore, type MintDecision, type MintResult, type ScheduleDefinition, isBelayError, scheduledJobId,
 } from "@belay/contract";
 import { expect } from "vitest";
 import { clause } from "../clause.js";

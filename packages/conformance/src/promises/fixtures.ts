@@ -1,15 +1,6 @@
 import {
-  type Instant,
-  type PromiseCreateRequest,
-  type PromiseRecord,
-  type PromiseRequest,
-  type PromiseResponse,
-  type PromiseSnapshot,
-  type PromiseStore,
-  type PromiseValue,
-  type SettleState,
-  type TaskRecord,
-  isBelayError,
+  type Instant, type PromiseCreateRequest, type PromiseRecord, type PromiseRequest, type PromiseResponse, type PromiseSnapshot,
+  type PromiseStore, type PromiseValue, type SettleState, type TaskRecord, isBelayError,
 } from "@belay/contract";
 import { expect } from "vitest";
 

@@ -2,16 +2,8 @@ import type { ClaimedJob, MintDecision, NewJob, OutcomeReport, SeededRandom, Tag
 import { type ClientContext, sleep } from "./client.js";
 import type { JournalJob, JournalReport } from "./journal.js";
 import {
-  ALL_TORTURE_QUEUES,
-  PROBE_JOBS,
-  PROBE_LIMIT,
-  RACED_LIMITS,
-  SHARED_SCHEDULES,
-  TORTURE_QUEUES,
-  TORTURE_RETRY,
-  ownSchedule,
-  probeQueue,
-  tortureSchedule,
+  ALL_TORTURE_QUEUES, PROBE_JOBS, PROBE_LIMIT, RACED_LIMITS, SHARED_SCHEDULES, TORTURE_QUEUES, TORTURE_RETRY, ownSchedule,
+  probeQueue, tortureSchedule,
 } from "./plan.js";
 
 // Operators and maintenance: pause/resume and limit races on `raced`, probes of the client's own

@@ -1,17 +1,6 @@
 import type {
-  DependencyMode,
-  EnqueueResult,
-  EnqueueWorkflowResult,
-  ExpiredLease,
-  HeartbeatResult,
-  HeldLease,
-  MintDecision,
-  MintResult,
-  OutcomeResult,
-  ReleaseResult,
-  RetryDisposition,
-  Tag,
-  UpsertScheduleResult,
+  DependencyMode, EnqueueResult, EnqueueWorkflowResult, ExpiredLease, HeartbeatResult, HeldLease, MintDecision, MintResult,
+  OutcomeResult, ReleaseResult, RetryDisposition, Tag, UpsertScheduleResult,
 } from "@belay/contract";
 
 // What a torture client was acknowledged: every call with an effect, its request (as much as the

@@ -6,16 +6,8 @@ import { MAX_DURATION_MS } from "../text.js";
 import { type PromiseBounds, assertPromiseRequest, resolvePromiseBounds } from "./checks.js";
 import { DEFAULT_PROMISE_SETTINGS, PromiseMachine, type PromiseSettings, prefetch, promiseRecord, scheduleRecord, taskRecord } from "./machine.js";
 import type {
-  OutboxDelivery,
-  PromiseBackend,
-  PromiseSnapshot,
-  PromiseStore,
-  PromiseStoreCapabilities,
-  OutboxRef,
-  PromiseDetail,
-  PromiseTransaction,
-  ScheduleFiring,
-  TimerScanResult,
+  OutboxDelivery, PromiseBackend, PromiseSnapshot, PromiseStore, PromiseStoreCapabilities, OutboxRef, PromiseDetail,
+  PromiseTransaction, ScheduleFiring, TimerScanResult,
 } from "./promise-store.js";
 import type { PromiseRecord, PromiseState, TaskState } from "./records.js";
 import type { PromiseRequest, PromiseResponse, PromiseSearchRequest, ScheduleSearchRequest, TaskSearchRequest } from "./requests.js";

@@ -1,21 +1,10 @@
 import type { Instant } from "../job.js";
 import {
-  PROMISE_TAGS,
-  type PromiseRecord,
-  type PromiseScheduleRecord,
-  type PromiseValue,
-  type SettleState,
-  type TaskRecord,
-  normalizeValue,
-  timeoutState,
+  PROMISE_TAGS, type PromiseRecord, type PromiseScheduleRecord, type PromiseValue, type SettleState, type TaskRecord,
+  normalizeValue, timeoutState,
 } from "./records.js";
 import type {
-  FencedAnswer,
-  PromiseCreateRequest,
-  PromiseFailure,
-  PromiseRequest,
-  PromiseResponse,
-  PromiseSettleRequest,
+  FencedAnswer, PromiseCreateRequest, PromiseFailure, PromiseRequest, PromiseResponse, PromiseSettleRequest,
 } from "./requests.js";
 import type { PromiseRow, PromiseScheduleRow, RowKey, TaskRow } from "./rows.js";
 import type { Workspace } from "./workspace.js";

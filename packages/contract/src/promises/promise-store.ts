@@ -39,16 +39,7 @@ import type { PromiseSettings } from "./machine.js";
 import type { PromiseMessage, PromiseRecord, PromiseScheduleRecord, PromiseState, TaskRecord, TaskState } from "./records.js";
 import type { PromiseRequest, PromiseResponse } from "./requests.js";
 import type {
-  CallbackRow,
-  ListenerRow,
-  LoadedRows,
-  OutboxFilter,
-  OutboxRow,
-  PromiseEffects,
-  PromiseRow,
-  PromiseScheduleRow,
-  RowKey,
-  TaskRow,
+  CallbackRow, ListenerRow, LoadedRows, OutboxFilter, OutboxRow, PromiseEffects, PromiseRow, PromiseScheduleRow, RowKey, TaskRow,
 } from "./rows.js";
 
 /** What a promise store is and the limits it enforces. */

@@ -1,15 +1,7 @@
 import type { Instant } from "../job.js";
 import { PROMISE_TAGS } from "./records.js";
 import type {
-  CallbackRow,
-  ListenerRow,
-  LoadedRows,
-  OutboxWrite,
-  PromiseEffects,
-  PromiseRow,
-  PromiseScheduleRow,
-  RowKey,
-  TaskRow,
+  CallbackRow, ListenerRow, LoadedRows, OutboxWrite, PromiseEffects, PromiseRow, PromiseScheduleRow, RowKey, TaskRow,
 } from "./rows.js";
 
 /**

@@ -1,11 +1,4 @@
-import {
-  type AuditPage,
-  type AuditRecord,
-  type ListAuditRequest,
-  clampToBound,
-  decodeSeqCursor,
-  encodeSeqCursor,
-} from "@belay/contract";
+import { type AuditPage, type AuditRecord, type ListAuditRequest, clampToBound, decodeSeqCursor, encodeSeqCursor } from "@belay/contract";
 import type { MemoryState } from "../state.js";
 import type { UndoLog } from "../undo-log.js";
 

@@ -1,13 +1,6 @@
 import {
-  type EnqueuePlan,
-  type EnqueueRequest,
-  type EnqueueResult,
-  type Instant,
-  type JobState,
-  type NormalizedNewJob,
-  isTerminalState,
-  planEnqueue,
-  refusedEnqueue,
+  type EnqueuePlan, type EnqueueRequest, type EnqueueResult, type Instant, type JobState, type NormalizedNewJob, isTerminalState,
+  planEnqueue, refusedEnqueue,
 } from "@belay/contract";
 import type { JobRow, MemoryState } from "../state.js";
 import type { UndoLog } from "../undo-log.js";

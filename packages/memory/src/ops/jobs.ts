@@ -1,11 +1,5 @@
 import {
-  type ClaimedJob,
-  type Instant,
-  type JobRecord,
-  type JobState,
-  type JobSummary,
-  type TransitionCause,
-  failureDetailText,
+  type ClaimedJob, type Instant, type JobRecord, type JobState, type JobSummary, type TransitionCause, failureDetailText,
   isTerminalState,
 } from "@belay/contract";
 import type { IndexEntry, SortedIndex } from "../sorted-index.js";

@@ -1,14 +1,6 @@
 import {
-  type ExpireLeasesRequest,
-  type ExpireLeasesResult,
-  type ExpiredLease,
-  type HeartbeatRequest,
-  type HeartbeatResult,
-  type Instant,
-  type ReleaseRequest,
-  type ReleaseResult,
-  clampToBound,
-  leaseExpiryDisposition,
+  type ExpireLeasesRequest, type ExpireLeasesResult, type ExpiredLease, type HeartbeatRequest, type HeartbeatResult,
+  type Instant, type ReleaseRequest, type ReleaseResult, clampToBound, leaseExpiryDisposition,
 } from "@belay/contract";
 import type { IndexEntry } from "../sorted-index.js";
 import type { JobRow, MemoryState } from "../state.js";

@@ -1,16 +1,7 @@
 import {
-  type ClaimObserverDeliveriesRequest,
-  type ClaimObserverDeliveriesResult,
-  type Instant,
-  type ObserverDeadLetter,
-  type ObserverDelivery,
-  type ObserverStatus,
-  type ObserverSubscription,
-  type RegisterObserverRequest,
-  type RegisterObserverResult,
-  type ReportObserverDeliveriesRequest,
-  type ReportObserverDeliveriesResult,
-  clampToBound,
+  type ClaimObserverDeliveriesRequest, type ClaimObserverDeliveriesResult, type Instant, type ObserverDeadLetter,
+  type ObserverDelivery, type ObserverStatus, type ObserverSubscription, type RegisterObserverRequest,
+  type RegisterObserverResult, type ReportObserverDeliveriesRequest, type ReportObserverDeliveriesResult, clampToBound,
   compareCodePoints,
 } from "@belay/contract";
 import type { LogEntry, MemoryState, ObserverRow } from "../state.js";

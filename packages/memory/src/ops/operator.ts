@@ -1,15 +1,6 @@
 import {
-  type AuditAction,
-  type CancelResult,
-  type JobActionRequest,
-  type QueueActionRequest,
-  type QueueActionResult,
-  type QueueSettings,
-  type RequeueResult,
-  type SetConcurrencyLimitRequest,
-  compareCodePoints,
-  isTerminalState,
-  terminalCauseText,
+  type AuditAction, type CancelResult, type JobActionRequest, type QueueActionRequest, type QueueActionResult,
+  type QueueSettings, type RequeueResult, type SetConcurrencyLimitRequest, compareCodePoints, isTerminalState, terminalCauseText,
 } from "@belay/contract";
 import type { MemoryState, QueueRow } from "../state.js";
 import type { UndoLog } from "../undo-log.js";

@@ -1,14 +1,6 @@
 import {
-  type Instant,
-  type OutcomeReport,
-  type OutcomeResult,
-  type ReportOutcomesRequest,
-  type Tag,
-  boundRejection,
-  normalizeTags,
-  outcomeCause,
-  outcomeDisposition,
-  utf8ByteLength,
+  type Instant, type OutcomeReport, type OutcomeResult, type ReportOutcomesRequest, type Tag, boundRejection, normalizeTags,
+  outcomeCause, outcomeDisposition, utf8ByteLength,
 } from "@belay/contract";
 import type { JobRow, MemoryState } from "../state.js";
 import type { UndoLog } from "../undo-log.js";

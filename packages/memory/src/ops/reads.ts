@@ -1,18 +1,6 @@
 import {
-  type DependencyEdges,
-  type JobCount,
-  type JobPage,
-  type JobRecord,
-  type JobState,
-  type JobSummary,
-  type ListJobsRequest,
-  type TransitionRecord,
-  JOB_STATE_CODES,
-  clampToBound,
-  compareCodePoints,
-  decodeSeqCursor,
-  encodeSeqCursor,
-  isTerminalState,
+  type DependencyEdges, type JobCount, type JobPage, type JobRecord, type JobState, type JobSummary, type ListJobsRequest,
+  type TransitionRecord, JOB_STATE_CODES, clampToBound, compareCodePoints, decodeSeqCursor, encodeSeqCursor, isTerminalState,
 } from "@belay/contract";
 import type { JobRow, MemoryState } from "../state.js";
 import { matchesFilter, namedJobs } from "./filters.js";

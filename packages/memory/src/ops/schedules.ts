@@ -1,18 +1,7 @@
 import {
-  type Instant,
-  type MintDueRequest,
-  type MintResult,
-  type RemoveScheduleResult,
-  type RetryDisposition,
-  type ScheduleRecord,
-  type ScheduleWithPayload,
-  type TriggerScheduleRequest,
-  type TriggerScheduleResult,
-  type UpsertScheduleRequest,
-  type UpsertScheduleResult,
-  compareCodePoints,
-  mintsOverLiveInstance,
-  scheduledJobId,
+  type Instant, type MintDueRequest, type MintResult, type RemoveScheduleResult, type RetryDisposition, type ScheduleRecord,
+  type ScheduleWithPayload, type TriggerScheduleRequest, type TriggerScheduleResult, type UpsertScheduleRequest,
+  type UpsertScheduleResult, compareCodePoints, mintsOverLiveInstance, scheduledJobId,
 } from "@belay/contract";
 import type { MemoryState, ScheduleRow } from "../state.js";
 import type { UndoLog } from "../undo-log.js";

@@ -1,16 +1,6 @@
 import {
-  type FacetRequest,
-  type FacetValue,
-  type SuggestTagsRequest,
-  type Tag,
-  type TagSuggestion,
-  type TagSuggestionPage,
-  clampToBound,
-  compareCodePoints,
-  compareSuggestionText,
-  decodeSuggestCursor,
-  encodeSuggestCursor,
-  foldAscii,
+  type FacetRequest, type FacetValue, type SuggestTagsRequest, type Tag, type TagSuggestion, type TagSuggestionPage,
+  clampToBound, compareCodePoints, compareSuggestionText, decodeSuggestCursor, encodeSuggestCursor, foldAscii,
 } from "@belay/contract";
 import type { JobRow, MemoryState } from "../state.js";
 import type { UndoLog } from "../undo-log.js";

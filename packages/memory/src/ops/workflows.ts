@@ -1,16 +1,6 @@
 import {
-  type EnqueueWorkflowRequest,
-  type EnqueueWorkflowResult,
-  type JobState,
-  type ListWorkflowsRequest,
-  type WorkflowPage,
-  type WorkflowRecord,
-  checkWorkflow,
-  clampToBound,
-  decodeSeqCursor,
-  encodeSeqCursor,
-  planWorkflowMembers,
-  workflowStatus,
+  type EnqueueWorkflowRequest, type EnqueueWorkflowResult, type JobState, type ListWorkflowsRequest, type WorkflowPage,
+  type WorkflowRecord, checkWorkflow, clampToBound, decodeSeqCursor, encodeSeqCursor, planWorkflowMembers, workflowStatus,
 } from "@belay/contract";
 import type { MemoryState, WorkflowRow } from "../state.js";
 import type { UndoLog } from "../undo-log.js";

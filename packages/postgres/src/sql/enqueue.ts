@@ -1,22 +1,7 @@
 import {
-  type EnqueueRequest,
-  type EnqueueResult,
-  type EnqueueThroughRequest,
-  type EnqueuedThrough,
-  type InitialJobState,
-  type Instant,
-  type NormalizedNewJob,
-  type QueryExecutor,
-  type TransitionCause,
-  DEPENDENCY_MODE_CODES,
-  JOB_STATE_CODES,
-  TRANSITION_CAUSE_CODES,
-  boundRejection,
-  jobStateFromCode,
-  planEnqueue,
-  refusedEnqueue,
-  terminalCauseText,
-  validateNewJob,
+  type EnqueueRequest, type EnqueueResult, type EnqueueThroughRequest, type EnqueuedThrough, type InitialJobState, type Instant,
+  type NormalizedNewJob, type QueryExecutor, type TransitionCause, DEPENDENCY_MODE_CODES, JOB_STATE_CODES,
+  TRANSITION_CAUSE_CODES, boundRejection, jobStateFromCode, planEnqueue, refusedEnqueue, terminalCauseText, validateNewJob,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import type { CheckedJob } from "../enqueue-coalescer.js";

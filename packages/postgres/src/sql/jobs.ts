@@ -1,13 +1,6 @@
 import {
-  type ClaimedJob,
-  type JobRecord,
-  type JobState,
-  type JobSummary,
-  type QueryRow,
-  type RetryDisposition,
-  type Tag,
-  dependencyModeFromCode,
-  jobStateFromCode,
+  type ClaimedJob, type JobRecord, type JobState, type JobSummary, type QueryRow, type RetryDisposition, type Tag,
+  dependencyModeFromCode, jobStateFromCode,
 } from "@belay/contract";
 
 // How rows become contract records, and the transition log every state move appends to. Tags

@@ -1,15 +1,6 @@
 import {
-  type ExpireLeasesRequest,
-  type ExpireLeasesResult,
-  type ExpiredLease,
-  type HeartbeatRequest,
-  type HeartbeatResult,
-  type ReleaseRequest,
-  type ReleaseResult,
-  JOB_STATE_CODES,
-  TRANSITION_CAUSE_CODES,
-  clampToBound,
-  leaseExpiryDisposition,
+  type ExpireLeasesRequest, type ExpireLeasesResult, type ExpiredLease, type HeartbeatRequest, type HeartbeatResult,
+  type ReleaseRequest, type ReleaseResult, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, clampToBound, leaseExpiryDisposition,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import { type EndedParent, resolveChildren } from "./children.js";

@@ -1,17 +1,7 @@
 import {
-  type ClaimObserverDeliveriesRequest,
-  type ClaimObserverDeliveriesResult,
-  type ObserverDeadLetter,
-  type ObserverDelivery,
-  type ObserverStatus,
-  type ObserverSubscription,
-  type QueryRow,
-  type RegisterObserverRequest,
-  type RegisterObserverResult,
-  type ReportObserverDeliveriesRequest,
-  type ReportObserverDeliveriesResult,
-  JOB_STATE_CODES,
-  clampToBound,
+  type ClaimObserverDeliveriesRequest, type ClaimObserverDeliveriesResult, type ObserverDeadLetter, type ObserverDelivery,
+  type ObserverStatus, type ObserverSubscription, type QueryRow, type RegisterObserverRequest, type RegisterObserverResult,
+  type ReportObserverDeliveriesRequest, type ReportObserverDeliveriesResult, JOB_STATE_CODES, clampToBound,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import type { Session } from "../session.js";

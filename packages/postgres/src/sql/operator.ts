@@ -1,16 +1,7 @@
 import {
-  type AuditAction,
-  type CancelResult,
-  type JobActionRequest,
-  type QueueActionRequest,
-  type QueueActionResult,
-  type QueueSettings,
-  type RequeueResult,
-  type SetConcurrencyLimitRequest,
-  JOB_STATE_CODES,
-  TRANSITION_CAUSE_CODES,
-  isTerminalState,
-  terminalCauseSql,
+  type AuditAction, type CancelResult, type JobActionRequest, type QueueActionRequest, type QueueActionResult,
+  type QueueSettings, type RequeueResult, type SetConcurrencyLimitRequest, JOB_STATE_CODES, TRANSITION_CAUSE_CODES,
+  isTerminalState, terminalCauseSql,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import { appendAudit } from "./audit.js";

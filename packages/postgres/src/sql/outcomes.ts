@@ -1,17 +1,6 @@
 import {
-  type Outcome,
-  type OutcomeReport,
-  type OutcomeResult,
-  type Rejection,
-  type ReportOutcomesRequest,
-  type JobState,
-  JOB_STATE_CODES,
-  TRANSITION_CAUSE_CODES,
-  boundRejection,
-  failureDetailText,
-  normalizeTags,
-  outcomeCause,
-  terminalCauseSql,
+  type Outcome, type OutcomeReport, type OutcomeResult, type Rejection, type ReportOutcomesRequest, type JobState,
+  JOB_STATE_CODES, TRANSITION_CAUSE_CODES, boundRejection, failureDetailText, normalizeTags, outcomeCause, terminalCauseSql,
   utf8ByteLength,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";

@@ -1,15 +1,6 @@
 import {
-  type LoadedRows,
-  PROMISE_STATES,
-  type PromiseEffects,
-  type PromiseRow,
-  type PromiseScheduleRow,
-  type PromiseState,
-  type QueryRow,
-  type RowKey,
-  TASK_STATES,
-  type TaskRow,
-  type TaskState,
+  type LoadedRows, PROMISE_STATES, type PromiseEffects, type PromiseRow, type PromiseScheduleRow, type PromiseState,
+  type QueryRow, type RowKey, TASK_STATES, type TaskRow, type TaskState,
 } from "@belay/contract";
 import type { PromiseSession } from "../promise-session.js";
 import type { Session, SqlCache, Statement } from "../session.js";

@@ -1,35 +1,12 @@
 import type {
-  CallbackRow,
-  Instant,
-  ListenerRow,
-  OutboxFilter,
-  OutboxRef,
-  OutboxRow,
-  PromisePageQuery,
-  PromiseReader,
-  PromiseRow,
-  PromiseScheduleRow,
-  QueryRow,
-  TaskPageQuery,
-  TaskRow,
+  CallbackRow, Instant, ListenerRow, OutboxFilter, OutboxRef, OutboxRow, PromisePageQuery, PromiseReader, PromiseRow,
+  PromiseScheduleRow, QueryRow, TaskPageQuery, TaskRow,
 } from "@belay/contract";
 import type { PromiseSession } from "../promise-session.js";
 import type { Session, SqlCache } from "../session.js";
 import {
-  OUTBOX_ADDRESS_KEY,
-  OUTBOX_KIND_CODES,
-  PROMISE_COLUMNS,
-  PROMISE_NAMES,
-  PROMISE_STATE_CODES,
-  SCHEDULE_COLUMNS,
-  TASK_COLUMNS,
-  TASK_NAMES,
-  TASK_STATE_CODES,
-  decodePromise,
-  decodeSchedule,
-  decodeTask,
-  promiseStateOf,
-  taskStateOf,
+  OUTBOX_ADDRESS_KEY, OUTBOX_KIND_CODES, PROMISE_COLUMNS, PROMISE_NAMES, PROMISE_STATE_CODES, SCHEDULE_COLUMNS, TASK_COLUMNS,
+  TASK_NAMES, TASK_STATE_CODES, decodePromise, decodeSchedule, decodeTask, promiseStateOf, taskStateOf,
 } from "./promise-rows.js";
 
 // The scans of the promise surface: due timers and the outbox take (bounded, oldest first, by

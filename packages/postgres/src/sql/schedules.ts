@@ -1,19 +1,7 @@
 import {
-  type CatchUpPolicy,
-  JOB_STATE_CODES,
-  type MintDueRequest,
-  type MintResult,
-  type NormalizedNewJob,
-  type QueryRow,
-  type RemoveScheduleResult,
-  type ScheduleRecord,
-  type ScheduleWithPayload,
-  type TriggerScheduleRequest,
-  type TriggerScheduleResult,
-  type UpsertScheduleRequest,
-  type UpsertScheduleResult,
-  mintsOverLiveInstance,
-  normalizeTags,
+  type CatchUpPolicy, JOB_STATE_CODES, type MintDueRequest, type MintResult, type NormalizedNewJob, type QueryRow,
+  type RemoveScheduleResult, type ScheduleRecord, type ScheduleWithPayload, type TriggerScheduleRequest,
+  type TriggerScheduleResult, type UpsertScheduleRequest, type UpsertScheduleResult, mintsOverLiveInstance, normalizeTags,
   scheduledJobId,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";

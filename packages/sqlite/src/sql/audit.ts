@@ -1,11 +1,5 @@
 import {
-  type AuditAction,
-  type AuditPage,
-  type AuditRecord,
-  type Instant,
-  type ListAuditRequest,
-  clampToBound,
-  decodeSeqCursor,
+  type AuditAction, type AuditPage, type AuditRecord, type Instant, type ListAuditRequest, clampToBound, decodeSeqCursor,
   encodeSeqCursor,
 } from "@belay/contract";
 import type { Tables } from "../tables.js";

@@ -1,10 +1,5 @@
 import {
-  type InitialJobState,
-  type Instant,
-  type NormalizedNewJob,
-  DEPENDENCY_MODE_CODES,
-  jobStateFromCode,
-  terminalCauseText,
+  type InitialJobState, type Instant, type NormalizedNewJob, DEPENDENCY_MODE_CODES, jobStateFromCode, terminalCauseText,
 } from "@belay/contract";
 import type { Io } from "../io.js";
 import { S, type Tables } from "../tables.js";

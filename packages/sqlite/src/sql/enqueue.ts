@@ -1,20 +1,7 @@
 import {
-  type EnqueuePlan,
-  type EnqueueResult,
-  type EnqueueThroughRequest,
-  type Instant,
-  type JobState,
-  type NewJob,
-  type NormalizedNewJob,
-  type TransitionCause,
-  DEPENDENCY_MODE_CODES,
-  JOB_STATE_CODES,
-  TRANSITION_CAUSE_CODES,
-  boundRejection,
-  jobStateFromCode,
-  refusedEnqueue,
-  unknownParentRejection,
-  validateNewJob,
+  type EnqueuePlan, type EnqueueResult, type EnqueueThroughRequest, type Instant, type JobState, type NewJob,
+  type NormalizedNewJob, type TransitionCause, DEPENDENCY_MODE_CODES, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, boundRejection,
+  jobStateFromCode, refusedEnqueue, unknownParentRejection, validateNewJob,
 } from "@belay/contract";
 import { type Io, exec, row } from "../io.js";
 import { S, type Tables } from "../tables.js";

@@ -1,15 +1,6 @@
 import {
-  type Instant,
-  type JobState,
-  type JobSummary,
-  type RetryDisposition,
-  type Tag,
-  type TransitionCause,
-  JOB_STATE_CODES,
-  TRANSITION_CAUSE_CODES,
-  dependencyModeFromCode,
-  failureDetailText,
-  jobStateFromCode,
+  type Instant, type JobState, type JobSummary, type RetryDisposition, type Tag, type TransitionCause, JOB_STATE_CODES,
+  TRANSITION_CAUSE_CODES, dependencyModeFromCode, failureDetailText, jobStateFromCode,
 } from "@belay/contract";
 import { type Io, row } from "../io.js";
 import { S, type Tables } from "../tables.js";

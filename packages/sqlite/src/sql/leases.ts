@@ -1,14 +1,6 @@
 import {
-  type ExpireLeasesRequest,
-  type ExpireLeasesResult,
-  type ExpiredLease,
-  type HeartbeatRequest,
-  type HeartbeatResult,
-  type ReleaseRequest,
-  type ReleaseResult,
-  clampToBound,
-  jobStateFromCode,
-  leaseExpiryDisposition,
+  type ExpireLeasesRequest, type ExpireLeasesResult, type ExpiredLease, type HeartbeatRequest, type HeartbeatResult,
+  type ReleaseRequest, type ReleaseResult, clampToBound, jobStateFromCode, leaseExpiryDisposition,
 } from "@belay/contract";
 import { S, type Tables } from "../tables.js";
 import { type OpContext, type Steps, noteDue } from "../transaction.js";

@@ -1,18 +1,8 @@
 import {
-  type ClaimObserverDeliveriesRequest,
-  type ClaimObserverDeliveriesResult,
-  type Instant,
-  type ObserverDeadLetter,
-  type ObserverDelivery,
-  type ObserverStatus,
-  type ObserverSubscription,
-  type RegisterObserverRequest,
-  type RegisterObserverResult,
-  type ReportObserverDeliveriesRequest,
-  type ReportObserverDeliveriesResult,
-  JOB_STATE_CODES,
-  clampToBound,
-  jobStateFromCode,
+  type ClaimObserverDeliveriesRequest, type ClaimObserverDeliveriesResult, type Instant, type ObserverDeadLetter,
+  type ObserverDelivery, type ObserverStatus, type ObserverSubscription, type RegisterObserverRequest,
+  type RegisterObserverResult, type ReportObserverDeliveriesRequest, type ReportObserverDeliveriesResult, JOB_STATE_CODES,
+  clampToBound, jobStateFromCode,
 } from "@belay/contract";
 import type { Tables } from "../tables.js";
 import type { OpContext, ReadContext, Steps } from "../transaction.js";

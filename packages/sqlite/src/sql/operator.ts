@@ -1,14 +1,6 @@
 import {
-  type AuditRecord,
-  type CancelResult,
-  type JobActionRequest,
-  type QueueActionRequest,
-  type QueueActionResult,
-  type QueueSettings,
-  type RequeueResult,
-  type SetConcurrencyLimitRequest,
-  jobStateFromCode,
-  terminalCauseText,
+  type AuditRecord, type CancelResult, type JobActionRequest, type QueueActionRequest, type QueueActionResult,
+  type QueueSettings, type RequeueResult, type SetConcurrencyLimitRequest, jobStateFromCode, terminalCauseText,
 } from "@belay/contract";
 import { S, type Tables } from "../tables.js";
 import type { OpContext, ReadContext, Steps } from "../transaction.js";

@@ -1,15 +1,6 @@
 import {
-  type Instant,
-  type JobState,
-  type OutcomeReport,
-  type OutcomeResult,
-  type ReportOutcomesRequest,
-  type Tag,
-  boundRejection,
-  normalizeTags,
-  outcomeCause,
-  outcomeDisposition,
-  utf8ByteLength,
+  type Instant, type JobState, type OutcomeReport, type OutcomeResult, type ReportOutcomesRequest, type Tag, boundRejection,
+  normalizeTags, outcomeCause, outcomeDisposition, utf8ByteLength,
 } from "@belay/contract";
 import { runNow } from "../io.js";
 import { S, type Tables } from "../tables.js";

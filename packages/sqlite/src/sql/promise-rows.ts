@@ -1,14 +1,5 @@
 import type {
-  Instant,
-  LoadedRows,
-  PromiseEffects,
-  PromiseRow,
-  PromiseScheduleRow,
-  PromiseState,
-  PromiseValue,
-  RowKey,
-  TaskRow,
-  TaskState,
+  Instant, LoadedRows, PromiseEffects, PromiseRow, PromiseScheduleRow, PromiseState, PromiseValue, RowKey, TaskRow, TaskState,
 } from "@belay/contract";
 import type { Statements } from "../connection.js";
 import type { Tables } from "../tables.js";

@@ -2,19 +2,8 @@ import type { Instant, OutboxFilter, OutboxRef, OutboxRow, PromisePageQuery, Pro
 import type { Statements } from "../connection.js";
 import type { Tables } from "../tables.js";
 import {
-  PROMISE_COLUMNS,
-  type PromiseContext,
-  type PromiseSqlRow,
-  SCHEDULE_COLUMNS,
-  type ScheduleSqlRow,
-  TASK_COLUMNS,
-  type TaskSqlRow,
-  promiseOf,
-  reserveRevisions,
-  selectListeners,
-  selectPromise,
-  scheduleOf,
-  taskOf,
+  PROMISE_COLUMNS, type PromiseContext, type PromiseSqlRow, SCHEDULE_COLUMNS, type ScheduleSqlRow, TASK_COLUMNS, type TaskSqlRow,
+  promiseOf, reserveRevisions, selectListeners, selectPromise, scheduleOf, taskOf,
 } from "./promise-rows.js";
 
 // The promise surface's scans: due timers and the outbox by their time-ordered indexes, in bounded

@@ -1,15 +1,6 @@
 import {
-  type DependencyEdges,
-  type JobCount,
-  type JobPage,
-  type JobRecord,
-  type ListJobsRequest,
-  type TransitionRecord,
-  clampToBound,
-  decodeSeqCursor,
-  encodeSeqCursor,
-  jobStateFromCode,
-  transitionCauseFromCode,
+  type DependencyEdges, type JobCount, type JobPage, type JobRecord, type ListJobsRequest, type TransitionRecord, clampToBound,
+  decodeSeqCursor, encodeSeqCursor, jobStateFromCode, transitionCauseFromCode,
 } from "@belay/contract";
 import { S, type Tables } from "../tables.js";
 import type { ReadContext } from "../transaction.js";

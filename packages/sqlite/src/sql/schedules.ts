@@ -1,20 +1,7 @@
 import {
-  type CatchUpPolicy,
-  type Instant,
-  type MintDueRequest,
-  type MintResult,
-  type NormalizedNewJob,
-  type RemoveScheduleResult,
-  type ScheduleRecord,
-  type ScheduleWithPayload,
-  type Tag,
-  type TriggerScheduleRequest,
-  type TriggerScheduleResult,
-  type UpsertScheduleRequest,
-  type UpsertScheduleResult,
-  checkRetryDisposition,
-  mintsOverLiveInstance,
-  normalizeTags,
+  type CatchUpPolicy, type Instant, type MintDueRequest, type MintResult, type NormalizedNewJob, type RemoveScheduleResult,
+  type ScheduleRecord, type ScheduleWithPayload, type Tag, type TriggerScheduleRequest, type TriggerScheduleResult,
+  type UpsertScheduleRequest, type UpsertScheduleResult, checkRetryDisposition, mintsOverLiveInstance, normalizeTags,
   scheduledJobId,
 } from "@belay/contract";
 import { runNow } from "../io.js";

@@ -1,14 +1,6 @@
 import {
-  type FacetRequest,
-  type FacetValue,
-  type SuggestTagsRequest,
-  type Tag,
-  type TagSuggestion,
-  type TagSuggestionPage,
-  clampToBound,
-  decodeSuggestCursor,
-  encodeSuggestCursor,
-  foldAscii,
+  type FacetRequest, type FacetValue, type SuggestTagsRequest, type Tag, type TagSuggestion, type TagSuggestionPage,
+  clampToBound, decodeSuggestCursor, encodeSuggestCursor, foldAscii,
 } from "@belay/contract";
 import { type Io, exec } from "../io.js";
 import type { Tables } from "../tables.js";

@@ -1,19 +1,7 @@
 import {
-  type EnqueueWorkflowResult,
-  type EnqueueWorkflowThroughRequest,
-  type JobState,
-  type ListWorkflowsRequest,
-  type NewWorkflow,
-  type NormalizedNewJob,
-  type WorkflowPage,
-  type WorkflowRecord,
-  checkWorkflow,
-  clampToBound,
-  decodeSeqCursor,
-  encodeSeqCursor,
-  jobStateFromCode,
-  planWorkflowMembers,
-  workflowStatus,
+  type EnqueueWorkflowResult, type EnqueueWorkflowThroughRequest, type JobState, type ListWorkflowsRequest, type NewWorkflow,
+  type NormalizedNewJob, type WorkflowPage, type WorkflowRecord, checkWorkflow, clampToBound, decodeSeqCursor, encodeSeqCursor,
+  jobStateFromCode, planWorkflowMembers, workflowStatus,
 } from "@belay/contract";
 import { type Io, exec, row } from "../io.js";
 import type { Tables } from "../tables.js";

@@ -1,16 +1,6 @@
 import {
-  type ClaimedJob,
-  type DependencyMode,
-  type JobRecord,
-  type JobSummary,
-  type QueryRow,
-  type RetryDisposition,
-  type Tag,
-  type TransitionCause,
-  JOB_STATE_CODES,
-  TRANSITION_CAUSE_CODES,
-  dependencyModeFromCode,
-  jobStateFromCode,
+  type ClaimedJob, type DependencyMode, type JobRecord, type JobSummary, type QueryRow, type RetryDisposition, type Tag,
+  type TransitionCause, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, dependencyModeFromCode, jobStateFromCode,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { fromHex, hex, hexOrNull, textOf, textOfKey, toBool, toInt, toIntOrNull } from "../keys.js";

@@ -1,14 +1,6 @@
 import {
-  type ExpireLeasesRequest,
-  type ExpireLeasesResult,
-  type HeartbeatRequest,
-  type HeartbeatResult,
-  type ReleaseRequest,
-  type ReleaseResult,
-  JOB_STATE_CODES,
-  TRANSITION_CAUSE_CODES,
-  clampToBound,
-  leaseExpiryDisposition,
+  type ExpireLeasesRequest, type ExpireLeasesResult, type HeartbeatRequest, type HeartbeatResult, type ReleaseRequest,
+  type ReleaseResult, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, clampToBound, leaseExpiryDisposition,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { hex, key, textOfKey, toInt } from "../keys.js";

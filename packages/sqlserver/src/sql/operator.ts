@@ -1,15 +1,6 @@
 import {
-  type AuditAction,
-  type CancelResult,
-  type JobActionRequest,
-  type QueueActionRequest,
-  type QueueActionResult,
-  type QueueSettings,
-  type RequeueResult,
-  type SetConcurrencyLimitRequest,
-  JOB_STATE_CODES,
-  isTerminalState,
-  terminalCauseText,
+  type AuditAction, type CancelResult, type JobActionRequest, type QueueActionRequest, type QueueActionResult,
+  type QueueSettings, type RequeueResult, type SetConcurrencyLimitRequest, JOB_STATE_CODES, isTerminalState, terminalCauseText,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { key, textOfKey, toBool, toIntOrNull } from "../keys.js";

@@ -1,15 +1,6 @@
 import {
-  type OutcomeResult,
-  type ReportOutcomesRequest,
-  type Tag,
-  JOB_STATE_CODES,
-  boundRejection,
-  failureDetailText,
-  foldAscii,
-  normalizeTags,
-  outcomeCause,
-  outcomeDisposition,
-  utf8ByteLength,
+  type OutcomeResult, type ReportOutcomesRequest, type Tag, JOB_STATE_CODES, boundRejection, failureDetailText, foldAscii,
+  normalizeTags, outcomeCause, outcomeDisposition, utf8ByteLength,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { fromHex, hex } from "../keys.js";

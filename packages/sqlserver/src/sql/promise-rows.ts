@@ -1,17 +1,7 @@
 import { createHash } from "node:crypto";
 import {
-  type LoadedRows,
-  PROMISE_STATES,
-  PROMISE_TAGS,
-  type PromiseEffects,
-  type PromiseRow,
-  type PromiseScheduleRow,
-  type PromiseState,
-  type QueryRow,
-  type RowKey,
-  TASK_STATES,
-  type TaskRow,
-  type TaskState,
+  type LoadedRows, PROMISE_STATES, PROMISE_TAGS, type PromiseEffects, type PromiseRow, type PromiseScheduleRow,
+  type PromiseState, type QueryRow, type RowKey, TASK_STATES, type TaskRow, type TaskState,
 } from "@belay/contract";
 import { fromHex, hex, textOfKey, toInt, toIntOrNull } from "../keys.js";
 import type { Session } from "../session.js";

@@ -1,33 +1,13 @@
 import type {
-  CallbackRow,
-  Instant,
-  ListenerRow,
-  OutboxFilter,
-  OutboxRef,
-  OutboxRow,
-  PromisePageQuery,
-  PromiseReader,
-  PromiseRow,
-  QueryRow,
+  CallbackRow, Instant, ListenerRow, OutboxFilter, OutboxRef, OutboxRow, PromisePageQuery, PromiseReader, PromiseRow, QueryRow,
   TaskPageQuery,
 } from "@belay/contract";
 import { hex, key, textOfKey, toInt } from "../keys.js";
 import type { Session } from "../session.js";
 import { statement } from "../statements.js";
 import {
-  OUTBOX_KIND_CODES,
-  PID,
-  PID_HEX,
-  PROMISE_COLUMNS,
-  PROMISE_STATE_CODES,
-  SCHEDULE_COLUMNS,
-  TASK_COLUMNS,
-  TASK_STATE_CODES,
-  decodePromise,
-  decodeSchedule,
-  decodeTask,
-  outboxAddressKey,
-  pidOf,
+  OUTBOX_KIND_CODES, PID, PID_HEX, PROMISE_COLUMNS, PROMISE_STATE_CODES, SCHEDULE_COLUMNS, TASK_COLUMNS, TASK_STATE_CODES,
+  decodePromise, decodeSchedule, decodeTask, outboxAddressKey, pidOf,
 } from "./promise-rows.js";
 
 // The scans of the promise surface: due timers and the outbox take (bounded, oldest first, by

@@ -1,15 +1,6 @@
 import {
-  type DependencyEdges,
-  type JobCount,
-  type JobPage,
-  type JobRecord,
-  type ListJobsRequest,
-  type TransitionRecord,
-  clampToBound,
-  decodeSeqCursor,
-  encodeSeqCursor,
-  isTerminalState,
-  transitionCauseFromCode,
+  type DependencyEdges, type JobCount, type JobPage, type JobRecord, type ListJobsRequest, type TransitionRecord, clampToBound,
+  decodeSeqCursor, encodeSeqCursor, isTerminalState, transitionCauseFromCode,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { key, textOf, textOfKey, toInt, toIntOrNull } from "../keys.js";

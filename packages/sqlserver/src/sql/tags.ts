@@ -1,13 +1,6 @@
 import {
-  type FacetRequest,
-  type FacetValue,
-  type SuggestTagsRequest,
-  type TagSuggestion,
-  type TagSuggestionPage,
-  clampToBound,
-  decodeSuggestCursor,
-  encodeSuggestCursor,
-  foldAscii,
+  type FacetRequest, type FacetValue, type SuggestTagsRequest, type TagSuggestion, type TagSuggestionPage, clampToBound,
+  decodeSuggestCursor, encodeSuggestCursor, foldAscii,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { key, textOfKey, toInt } from "../keys.js";

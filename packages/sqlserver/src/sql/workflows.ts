@@ -1,21 +1,7 @@
 import {
-  type EnqueueResult,
-  type EnqueueWorkflowRequest,
-  type EnqueueWorkflowResult,
-  type EnqueueWorkflowThroughRequest,
-  type EnqueuedThrough,
-  type JobState,
-  type ListWorkflowsRequest,
-  type QueryExecutor,
-  type QueryRow,
-  type WorkflowPage,
-  type WorkflowRecord,
-  checkWorkflow,
-  clampToBound,
-  decodeSeqCursor,
-  encodeSeqCursor,
-  planWorkflowMembers,
-  workflowStatus,
+  type EnqueueResult, type EnqueueWorkflowRequest, type EnqueueWorkflowResult, type EnqueueWorkflowThroughRequest,
+  type EnqueuedThrough, type JobState, type ListWorkflowsRequest, type QueryExecutor, type QueryRow, type WorkflowPage,
+  type WorkflowRecord, checkWorkflow, clampToBound, decodeSeqCursor, encodeSeqCursor, planWorkflowMembers, workflowStatus,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { key, textOfKey, toInt } from "../keys.js";

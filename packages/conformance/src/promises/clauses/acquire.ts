@@ -1,21 +1,8 @@
 import { expect } from "vitest";
 import { promiseClause } from "../clause.js";
 import {
-  T0,
-  TTL,
-  acquire,
-  createPromise,
-  createTargeted,
-  expectUnchanged,
-  holdTask,
-  ok,
-  queued,
-  refused,
-  settle,
-  storedPromise,
-  storedTask,
-  suspend,
-  taskTimer,
+  T0, TTL, acquire, createPromise, createTargeted, expectUnchanged, holdTask, ok, queued, refused, settle, storedPromise,
+  storedTask, suspend, taskTimer,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

@@ -1,26 +1,8 @@
 import { expect } from "vitest";
 import { machineDefectClause, promiseClause } from "../clause.js";
 import {
-  DEADLINE,
-  LISTENER,
-  T0,
-  TTL,
-  createPromise,
-  createRequest,
-  createTargeted,
-  execute,
-  expectInvalid,
-  expectUnchanged,
-  fencedCreate,
-  getTask,
-  holdTask,
-  ok,
-  queued,
-  refused,
-  settle,
-  storedTask,
-  suspend,
-  unblock,
+  DEADLINE, LISTENER, T0, TTL, createPromise, createRequest, createTargeted, execute, expectInvalid, expectUnchanged,
+  fencedCreate, getTask, holdTask, ok, queued, refused, settle, storedTask, suspend, unblock,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

@@ -1,22 +1,8 @@
 import { expect } from "vitest";
 import { promiseClause } from "../clause.js";
 import {
-  LISTENER,
-  T0,
-  TARGET_TAGS,
-  createPromise,
-  createRequest,
-  createTargeted,
-  execute,
-  expectInvalid,
-  expectUnchanged,
-  holdTask,
-  ok,
-  queued,
-  refused,
-  storedPromise,
-  storedTask,
-  unblock,
+  LISTENER, T0, TARGET_TAGS, createPromise, createRequest, createTargeted, execute, expectInvalid, expectUnchanged, holdTask, ok,
+  queued, refused, storedPromise, storedTask, unblock,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

@@ -2,24 +2,8 @@ import { type PromiseRequest, type PromiseResponse, type PromiseStore, isBelayEr
 import { expect } from "vitest";
 import { promiseClause } from "../clause.js";
 import {
-  MINUTE,
-  T0,
-  TARGET_TAGS,
-  TTL,
-  acquire,
-  createPromise,
-  createRequest,
-  createTargeted,
-  expectUnchanged,
-  fencedCreate,
-  getTask,
-  holdTask,
-  ok,
-  refused,
-  settle,
-  storedPromise,
-  suspend,
-  taskTimer,
+  MINUTE, T0, TARGET_TAGS, TTL, acquire, createPromise, createRequest, createTargeted, expectUnchanged, fencedCreate, getTask,
+  holdTask, ok, refused, settle, storedPromise, suspend, taskTimer,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

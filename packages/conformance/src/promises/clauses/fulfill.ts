@@ -2,24 +2,8 @@ import type { TaskFulfillRequest } from "@belay/contract";
 import { expect } from "vitest";
 import { promiseClause } from "../clause.js";
 import {
-  LISTENER,
-  T0,
-  TTL,
-  createPromise,
-  createRequest,
-  createTargeted,
-  execute,
-  expectUnchanged,
-  fencedCreate,
-  holdTask,
-  ok,
-  queued,
-  refused,
-  storedPromise,
-  storedTask,
-  suspend,
-  taskTimer,
-  unblock,
+  LISTENER, T0, TTL, createPromise, createRequest, createTargeted, execute, expectUnchanged, fencedCreate, holdTask, ok, queued,
+  refused, storedPromise, storedTask, suspend, taskTimer, unblock,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

@@ -1,22 +1,8 @@
 import { expect } from "vitest";
 import { promiseClause } from "../clause.js";
 import {
-  T0,
-  createPromise,
-  createRequest,
-  createTargeted,
-  execute,
-  expectUnchanged,
-  fencedCreate,
-  getTask,
-  holdTask,
-  ok,
-  queued,
-  refused,
-  settle,
-  storedTask,
-  suspend,
-  taskTimer,
+  T0, createPromise, createRequest, createTargeted, execute, expectUnchanged, fencedCreate, getTask, holdTask, ok, queued,
+  refused, settle, storedTask, suspend, taskTimer,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

@@ -1,19 +1,7 @@
 import { expect } from "vitest";
 import { promiseClause } from "../clause.js";
 import {
-  LISTENER,
-  MINUTE,
-  SECOND,
-  T0,
-  TARGET,
-  TTL,
-  acquire,
-  createPromise,
-  createTargeted,
-  expectInvalid,
-  holdTask,
-  ok,
-  settle,
+  LISTENER, MINUTE, SECOND, T0, TARGET, TTL, acquire, createPromise, createTargeted, expectInvalid, holdTask, ok, settle,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

@@ -1,24 +1,8 @@
 import { expect } from "vitest";
 import { machineDefectClause, promiseClause } from "../clause.js";
 import {
-  DEADLINE,
-  LISTENER,
-  MINUTE,
-  T0,
-  TARGET,
-  TARGET_TAGS,
-  createPromise,
-  createRequest,
-  createTargeted,
-  expectUnchanged,
-  getPromise,
-  ok,
-  queued,
-  refused,
-  storedPromise,
-  storedTask,
-  taskTimer,
-  unblock,
+  DEADLINE, LISTENER, MINUTE, T0, TARGET, TARGET_TAGS, createPromise, createRequest, createTargeted, expectUnchanged, getPromise,
+  ok, queued, refused, storedPromise, storedTask, taskTimer, unblock,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

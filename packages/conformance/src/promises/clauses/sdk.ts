@@ -1,27 +1,8 @@
 import { expect } from "vitest";
 import { promiseClause } from "../clause.js";
 import {
-  DEADLINE,
-  MINUTE,
-  SECOND,
-  T0,
-  TARGET,
-  TARGET_TAGS,
-  TTL,
-  acquire,
-  createPromise,
-  createRequest,
-  execute,
-  fencedCreate,
-  getTask,
-  holdTask,
-  ok,
-  queued,
-  refused,
-  storedPromise,
-  storedTask,
-  suspend,
-  unblock,
+  DEADLINE, MINUTE, SECOND, T0, TARGET, TARGET_TAGS, TTL, acquire, createPromise, createRequest, execute, fencedCreate, getTask,
+  holdTask, ok, queued, refused, storedPromise, storedTask, suspend, unblock,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

@@ -1,29 +1,8 @@
 import { expect } from "vitest";
 import { machineDefectClause, promiseClause } from "../clause.js";
 import {
-  DEADLINE,
-  LISTENER,
-  MINUTE,
-  T0,
-  TTL,
-  acquire,
-  createPromise,
-  createRequest,
-  createTargeted,
-  execute,
-  expectUnchanged,
-  fencedCreate,
-  getTask,
-  holdTask,
-  ok,
-  queued,
-  refused,
-  settle,
-  storedPromise,
-  storedTask,
-  suspend,
-  taskTimer,
-  unblock,
+  DEADLINE, LISTENER, MINUTE, T0, TTL, acquire, createPromise, createRequest, createTargeted, execute, expectUnchanged,
+  fencedCreate, getTask, holdTask, ok, queued, refused, settle, storedPromise, storedTask, suspend, taskTimer, unblock,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

@@ -2,24 +2,8 @@ import type { PromiseRecord } from "@belay/contract";
 import { expect } from "vitest";
 import { machineDefectClause, promiseClause } from "../clause.js";
 import {
-  T0,
-  TTL,
-  acquire,
-  createPromise,
-  createRequest,
-  execute,
-  expectInvalid,
-  expectUnchanged,
-  fencedCreate,
-  getTask,
-  holdTask,
-  ok,
-  queued,
-  refused,
-  settle,
-  storedTask,
-  suspend,
-  taskTimer,
+  T0, TTL, acquire, createPromise, createRequest, execute, expectInvalid, expectUnchanged, fencedCreate, getTask, holdTask, ok,
+  queued, refused, settle, storedTask, suspend, taskTimer,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

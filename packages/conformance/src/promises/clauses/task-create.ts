@@ -2,24 +2,8 @@ import type { TaskCreateRequest } from "@belay/contract";
 import { expect } from "vitest";
 import { promiseClause } from "../clause.js";
 import {
-  DEADLINE,
-  MINUTE,
-  T0,
-  TARGET,
-  TARGET_TAGS,
-  TTL,
-  acquire,
-  createPromise,
-  createTargeted,
-  expectUnchanged,
-  ok,
-  queued,
-  refused,
-  settle,
-  storedPromise,
-  storedTask,
-  suspend,
-  taskTimer,
+  DEADLINE, MINUTE, T0, TARGET, TARGET_TAGS, TTL, acquire, createPromise, createTargeted, expectUnchanged, ok, queued, refused,
+  settle, storedPromise, storedTask, suspend, taskTimer,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

@@ -1,26 +1,8 @@
 import { expect } from "vitest";
 import { promiseClause } from "../clause.js";
 import {
-  DEADLINE,
-  LISTENER,
-  MINUTE,
-  SECOND,
-  T0,
-  TTL,
-  createPromise,
-  createRequest,
-  createTargeted,
-  execute,
-  expectInvalid,
-  fencedCreate,
-  holdTask,
-  ok,
-  queued,
-  storedPromise,
-  storedTask,
-  suspend,
-  taskTimer,
-  unblock,
+  DEADLINE, LISTENER, MINUTE, SECOND, T0, TTL, createPromise, createRequest, createTargeted, execute, expectInvalid,
+  fencedCreate, holdTask, ok, queued, storedPromise, storedTask, suspend, taskTimer, unblock,
 } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 

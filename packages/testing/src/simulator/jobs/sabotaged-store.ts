@@ -1,24 +1,8 @@
 import {
-  type AuditPage,
-  type ClaimObserverDeliveriesRequest,
-  type ClaimObserverDeliveriesResult,
-  type ClaimRequest,
-  type ClaimResult,
-  type ClaimedJob,
-  type ExpireLeasesRequest,
-  type ExpireLeasesResult,
-  type JobRecord,
-  type ListAuditRequest,
-  type MintDueRequest,
-  type MintResult,
-  type OutcomeResult,
-  type ReportObserverDeliveriesRequest,
-  type ReportObserverDeliveriesResult,
-  type ReportOutcomesRequest,
-  type ScheduleDefinition,
-  type ScheduleRecord,
-  type ScheduleWithPayload,
-  scheduledJobId,
+  type AuditPage, type ClaimObserverDeliveriesRequest, type ClaimObserverDeliveriesResult, type ClaimRequest, type ClaimResult,
+  type ClaimedJob, type ExpireLeasesRequest, type ExpireLeasesResult, type JobRecord, type ListAuditRequest, type MintDueRequest,
+  type MintResult, type OutcomeResult, type ReportObserverDeliveriesRequest, type ReportObserverDeliveriesResult,
+  type ReportOutcomesRequest, type ScheduleDefinition, type ScheduleRecord, type ScheduleWithPayload, scheduledJobId,
 } from "@belay/contract";
 import type { LoggedTransition, MemoryStore } from "@belay/memory";
 import type { SabotageName } from "../sabotage.js";

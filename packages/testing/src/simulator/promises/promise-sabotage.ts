@@ -1,15 +1,6 @@
 import {
-  CheckedPromiseStore,
-  type Instant,
-  type PromiseRequest,
-  type PromiseResponse,
-  type LoadedRows,
-  type PromiseBackend,
-  type PromiseEffects,
-  type PromiseReader,
-  type PromiseStore,
-  type PromiseTransaction,
-  type StepHook,
+  CheckedPromiseStore, type Instant, type PromiseRequest, type PromiseResponse, type LoadedRows, type PromiseBackend,
+  type PromiseEffects, type PromiseReader, type PromiseStore, type PromiseTransaction, type StepHook,
 } from "@belay/contract";
 import { MemoryPromiseStore } from "@belay/memory";
 import type { SabotageName } from "../sabotage.js";

@@ -11,11 +11,52 @@ import { safeBack } from "./query.js";
 import { refusal } from "./request-guards.js";
 import type { DashboardEnv } from "./session-middleware.js";
 
-type Form = Record<string, string | File | (string | File)[]>;
+/** A parsed dashboard form. */
+export type Form = Record<string, string | File | (string | File)[]>;
 
-function text(form: Form, key: string): string | null {
+/** A form field's text, `null` when absent or not text. */
+export function text(form: Form, key: string): string | null {
   const value = form[key];
   return typeof value === "string" ? value : null;
+}
+
+/** What an action may go on with: the form, the actor it is performed as, the page to come back to. */
+export interface ActionGate {
+  readonly form: Form;
+  readonly actor: string;
+  readonly back: string;
+}
+
+/**
+ * The checks every operator action passes first: a readable form, the session's CSRF token
+ * (403), the permission (403), and the browser's confirmation (else a 303 back with a flash,
+ * nothing changed). Returns the answer to send when one fails.
+ */
+export async function gateAction(c: Context<DashboardEnv>, ctx: ServerContext, permission: Permission): Promise<ActionGate | Response> {
+  const session = c.get("session");
+  let form: Form;
+  try {
+    form = (await c.req.parseBody()) as Form;
+  } catch {
+    return refusal(c, 400, "The form could not be read.");
+  }
+  if (text(form, "_csrf") !== session.csrf) return refusal(c, 403, "The form's security token does not match this session. Reload the page and try again.");
+  const access = await ctx.access.check(c.req.raw, permission, session.secret);
+  if (!access.allowed) return refusal(c, 403, `This action needs the ${permission} permission${session.actor ? "" : "; sign in first"}.`);
+  const back = safeBack(text(form, "_back"));
+  if (text(form, "_confirmed") !== "1") {
+    session.flash = { kind: "error", message: "The action was not confirmed, so nothing changed." };
+    return c.redirect(back, 303);
+  }
+  return { form, actor: access.actor, back };
+}
+
+/** The flash for an error an action's store call raised, or `null` when it is not the user's to see (rethrow it). */
+export function flashOfError(error: unknown): Flash | null {
+  if (isBelayError(error, "BELAY_TRANSIENT_STORE")) return { kind: "error", message: "The store is busy; nothing changed. Try again in a moment." };
+  if (error instanceof HttpError && error.status < 500) return { kind: "error", message: error.body.error.message };
+  if (isBelayError(error) && (error.code === "BELAY_INVALID_INPUT" || error.code.endsWith("_TOO_LONG"))) return { kind: "error", message: error.message };
+  return null;
 }
 
 function param(c: Context<DashboardEnv>, name: string): string {
@@ -37,30 +78,17 @@ export function registerActions(app: Hono<DashboardEnv>, ctx: ServerContext): vo
     perform: (c: Context<DashboardEnv>, actor: string, form: Form) => Promise<Flash>,
   ) => {
     app.post(path, async (c) => {
+      const gate = await gateAction(c, ctx, permission);
+      if (gate instanceof Response) return gate;
       const session = c.get("session");
-      let form: Form;
       try {
-        form = (await c.req.parseBody()) as Form;
-      } catch {
-        return refusal(c, 400, "The form could not be read.");
-      }
-      if (text(form, "_csrf") !== session.csrf) return refusal(c, 403, "The form's security token does not match this session. Reload the page and try again.");
-      const access = await ctx.access.check(c.req.raw, permission, session.secret);
-      if (!access.allowed) return refusal(c, 403, `This action needs the ${permission} permission${session.actor ? "" : "; sign in first"}.`);
-      const back = safeBack(text(form, "_back"));
-      if (text(form, "_confirmed") !== "1") {
-        session.flash = { kind: "error", message: "The action was not confirmed, so nothing changed." };
-        return c.redirect(back, 303);
-      }
-      try {
-        session.flash = await perform(c, access.actor, form);
+        session.flash = await perform(c, gate.actor, gate.form);
       } catch (error) {
-        if (isBelayError(error, "BELAY_TRANSIENT_STORE")) session.flash = { kind: "error", message: "The store is busy; nothing changed. Try again in a moment." };
-        else if (error instanceof HttpError && error.status < 500) session.flash = { kind: "error", message: error.body.error.message };
-        else if (isBelayError(error) && (error.code === "BELAY_INVALID_INPUT" || error.code.endsWith("_TOO_LONG"))) session.flash = { kind: "error", message: error.message };
-        else throw error;
+        const flash = flashOfError(error);
+        if (flash === null) throw error;
+        session.flash = flash;
       }
-      return c.redirect(back, 303);
+      return c.redirect(gate.back, 303);
     });
   };
 

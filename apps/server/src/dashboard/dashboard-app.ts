@@ -4,10 +4,14 @@ import { streamSSE } from "hono/streaming";
 import type { ServerContext } from "../context.js";
 import { totalsOf } from "../monitor/queues.js";
 import { registerActions } from "./actions.js";
+import { registerEditingActions } from "./editing-actions.js";
 import { type View, card, empty } from "./components.js";
 import { html } from "./html.js";
 import { loginPage, page } from "./layout.js";
 import { auditPage } from "./pages/audit.js";
+import { enqueuePage } from "./pages/enqueue.js";
+import { scheduleDraft, scheduleFormPage } from "./pages/schedule-form.js";
+import { workflowDetailPage } from "./pages/workflow-detail.js";
 import { failuresPage } from "./pages/failures.js";
 import { jobDetailPage } from "./pages/job-detail.js";
 import { jobsPage } from "./pages/jobs.js";
@@ -127,11 +131,22 @@ export function createDashboardApp(ctx: ServerContext, streams: LiveStreams, pro
 
   app.get("/", (c) => render(c, (view) => overviewPage(ctx, view)));
   app.get("/jobs", (c) => render(c, (view) => jobsPage(ctx, view, new URL(c.req.url))));
+  app.get("/enqueue", (c) => render(c, (view) => enqueuePage(ctx, view, c.req.query("jobName") ? { jobName: c.req.query("jobName")! } : {})));
   app.get("/jobs/:id", (c) => render(c, (view) => jobDetailPage(ctx, view, c.req.param("id"))));
   app.get("/queues", (c) => render(c, (view) => queuesPage(ctx, view)));
   app.get("/failures", (c) => render(c, (view) => failuresPage(ctx, view, new URL(c.req.url))));
   app.get("/schedules", (c) => render(c, (view) => schedulesPage(ctx, view)));
+  app.get("/schedules/new", (c) => render(c, (view) => scheduleFormPage(ctx, view, "new", { timeZone: "UTC", catchUp: "skip" })));
+  app.get("/schedules/:id/edit", (c) =>
+    render(c, async (view) => {
+      const id = c.req.param("id");
+      const draft = await scheduleDraft(ctx, view, id);
+      if (draft === null) return { title: "Schedule not found", section: "schedules", crumbs: [["Schedules", "/schedules"]], content: card("Unknown schedule", empty(`No schedule ${id}`)), status: 404 };
+      return scheduleFormPage(ctx, view, "edit", draft);
+    }),
+  );
   app.get("/workflows", (c) => render(c, (view) => workflowsPage(ctx, view, new URL(c.req.url))));
+  app.get("/workflows/:id", (c) => render(c, (view) => workflowDetailPage(ctx, view, c.req.param("id"))));
   app.get("/promises", (c) => render(c, async (view) => (promises === null ? noPromiseStore("promises") : promisesPage(promises, view, new URL(c.req.url)))));
   app.get("/promises/:id", (c) => render(c, async (view) => (promises === null ? noPromiseStore("promises") : promiseDetailPage(promises, view, c.req.param("id")))));
   app.get("/promise-schedules", (c) =>
@@ -229,5 +244,6 @@ export function createDashboardApp(ctx: ServerContext, streams: LiveStreams, pro
   app.notFound((c) => c.html(notFoundPage(), 404));
 
   registerActions(app, ctx);
+  registerEditingActions(app, ctx, render);
   return app;
 }

@@ -143,6 +143,41 @@ input.limit{width:72px}
 .facet>b{font-size:11px;text-transform:uppercase;letter-spacing:.4px;color:var(--muted);min-width:72px}
 .facet .tag b{font-weight:500;color:var(--muted);margin-left:5px}
 .facet .tag.on{background:var(--accent-bg);border-color:#c7d0ff;color:var(--accent-ink)}
+/* editing forms */
+.editor{display:grid;gap:16px}
+.editor .fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(240px,1fr));gap:14px 18px}
+.field{display:grid;gap:4px;align-content:start;min-width:0}
+.field>span{font-size:11px;font-weight:600;color:var(--muted);text-transform:uppercase;letter-spacing:.4px}
+.field small{color:var(--muted);font-size:11.5px}
+.field.wide{grid-column:1/-1}
+.field input[type=text],.field select{width:100%}
+.field.check{grid-template-columns:auto 1fr;align-items:center;gap:8px}
+.field.check span{text-transform:none;letter-spacing:0;font-size:12.5px;color:var(--text);font-weight:500}
+textarea{width:100%;min-height:120px;border:1px solid var(--border-strong);border-radius:6px;padding:8px 10px;font:12px/1.5 var(--mono);background:#fff;color:var(--text);resize:vertical}
+textarea:focus{outline:2px solid #c7d0ff;outline-offset:1px;border-color:var(--accent)}
+input[readonly]{background:#f9fafb;color:var(--muted)}
+.form-actions{display:flex;gap:8px}
+.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+/* schedules: the action column stays in view even when the table scrolls */
+.grid.schedules td .tags{min-width:0}
+.grid.schedules td.tags-cell{max-width:180px}
+.grid .pinned{position:sticky;right:0;background:var(--panel);box-shadow:-6px 0 6px -6px rgba(16,24,40,.18)}
+.grid th.pinned{background:#fafbfc}
+.grid td.acts.pinned{display:table-cell}
+.grid td.acts>*+*{margin-left:6px}
+/* workflow graph */
+.wf-graph{overflow:auto;max-width:100%;border:1px solid var(--border);border-radius:6px;background:#fcfcfd}
+svg.wf{display:block}
+.wf-node rect{fill:var(--cb);stroke:var(--c);stroke-width:1.5}
+.wf-node:hover rect{stroke-width:2.5}
+.wf-node .wf-dot{fill:var(--c)}
+.wf-node text{font:12px var(--font);fill:var(--text)}
+.wf-node .wf-name{font-weight:600}
+.wf-node .wf-id{font:11px var(--mono);fill:var(--muted)}
+.wf-node .wf-state{font-size:11px;fill:var(--c);font-weight:500}
+.wf-edge{fill:none;stroke:#98a2b3;stroke-width:1.5}
+.wf-edge.gating{stroke-dasharray:5 4}
+.legend.spaced-b{margin-bottom:10px}
 /* tabs */
 .tabs{display:flex;gap:2px;border-bottom:1px solid var(--border);padding:0 16px}
 .tabs a{padding:10px 12px;color:var(--muted);font-weight:500;border-bottom:2px solid transparent;margin-bottom:-1px;display:inline-flex;gap:6px;align-items:center}

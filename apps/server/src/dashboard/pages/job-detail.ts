@@ -113,7 +113,7 @@ ${job.state === "leased" ? kv("Lease", html`<span class="mono">${job.leaseOwner 
 ${job.terminalAt !== null ? kv("Ended", html`${formatInstant(job.terminalAt)} · ${time(job.terminalAt, view.now)}`) : ""}
 ${job.terminalCause !== null ? kv("Cause", job.terminalCause) : ""}
 ${job.scheduleId !== null ? kv("Schedule", html`<a href="/jobs?scheduleId=${encodeURIComponent(job.scheduleId)}">${job.scheduleId}</a>`) : ""}
-${job.workflowId !== null ? kv("Workflow", html`<a href="/jobs?workflowId=${encodeURIComponent(job.workflowId)}">${job.workflowId}</a>`) : ""}
+${job.workflowId !== null ? kv("Workflow", html`<a href="/workflows/${encodeURIComponent(job.workflowId)}" data-test="workflow-link">${job.workflowId}</a> · <a class="muted" href="/jobs?workflowId=${encodeURIComponent(job.workflowId)}">its jobs</a>`) : ""}
 ${job.parentIds.length > 0 ? kv("Dependency mode", job.dependencyMode === "onSuccess" ? "runs when every parent succeeded" : "runs when every parent ended") : ""}
 ${job.traceContext !== null ? kv("Trace context", html`<span class="mono">${job.traceContext}</span>`) : ""}
 ${kv("Tags", job.tags.length === 0 ? html`<span class="muted">none</span>` : html`<span class="tags">${job.tags.map((t) => tagPill(t, `/jobs?tag=${encodeURIComponent(tagText(t))}`))}</span>`)}

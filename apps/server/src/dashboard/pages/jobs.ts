@@ -120,7 +120,8 @@ ${problem === null ? await facets(ctx, scope, pairs) : ""}`;
 <a class="btn btn-sm" href="${first ?? "#"}" aria-disabled="${String(first === null)}">« First page</a>
 <a class="btn btn-sm" href="${next ?? "#"}" aria-disabled="${String(next === null)}" data-test="next-page">Older »</a></span></div>`;
 
-  const content = html`${card("Filters", form)}
+  const enqueue = view.can("enqueue") ? html`<a class="btn btn-sm btn-primary" href="/enqueue" data-test="enqueue-link">Enqueue a job</a>` : undefined;
+  const content = html`${card("Filters", form, enqueue === undefined ? {} : { actions: enqueue })}
 ${card(html`Jobs`, body, { flush: true, ...(query.after === undefined ? { live: "jobs" } : {}) })}`;
   return { title: "Jobs", section: "jobs", content };
 }

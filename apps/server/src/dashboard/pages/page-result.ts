@@ -7,5 +7,5 @@ export interface PageResult {
   readonly section: Section | null;
   readonly crumbs?: readonly [string, string][];
   readonly content: SafeHtml;
-  readonly status?: 200 | 404;
+  readonly status?: 200 | 404 | 422;
 }

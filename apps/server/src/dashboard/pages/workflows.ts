@@ -17,7 +17,7 @@ export async function workflowsPage(ctx: ServerContext, view: View, url: URL): P
   else if (page.workflows.length === 0) body = empty("No workflows", "Workflows are groups of jobs joined by parents, enqueued together.");
   else
     body = html`<table class="grid"><thead><tr><th>Workflow</th><th>Name</th><th>Status</th><th class="r">Jobs</th><th>Members by state</th><th>Created</th></tr></thead><tbody>${page.workflows.map(
-      (w) => html`<tr><td><a class="mono" href="/jobs?workflowId=${encodeURIComponent(w.id)}">${w.id}</a></td><td class="jn">${w.name}</td>
+      (w) => html`<tr><td><a class="mono" href="/workflows/${encodeURIComponent(w.id)}">${w.id}</a></td><td class="jn">${w.name}</td>
 <td><span class="pill ${STATUS_TONE[w.status]}">${w.status}</span></td><td class="r num">${w.jobCount}</td>
 <td><span class="tags">${JOB_STATES.filter((s) => (w.counts[s] ?? 0) > 0).map((s) => html`<span class="badge s-${STATE_CLASS[s]}">${STATE_LABELS[s]} ${w.counts[s]}</span>`)}</span></td>
 <td class="nowrap">${time(w.createdAt, view.now)}</td></tr>`,

@@ -18,6 +18,51 @@ async function leaseAll(store: JobStore, queue = "default"): Promise<Map<string,
   return new Map((await claimJobs(store, { queues: [queue], max: 100 })).map((j) => [j.id, j]));
 }
 
+/**
+ * Two handles on one fresh store with `count` jobs (`j0`…) enqueued and leased; `race` starts
+ * each job's two calls at once (each retried while transient), for every job at once. The handles swap from job to job, so each
+ * call runs on either handle. Answers each job's pair of results.
+ */
+async function raceOnLeased<A, B>(
+  ctx: SuiteContext,
+  count: number,
+  race: (job: ClaimedJob, first: JobStore, second: JobStore) => readonly [() => Promise<A>, () => Promise<B>],
+): Promise<{ store: JobStore; results: { id: string; first: A; second: B }[] }> {
+  const store = await ctx.store();
+  const peer = await ctx.peer(store);
+  const ids = Array.from({ length: count }, (_, i) => `j${i}`);
+  await enqueueJobs(store, ids.map((id) => newJob(id)));
+  const jobs = await leaseAll(store);
+  const results = await Promise.all(
+    ids.map(async (id, i) => {
+      const [first, second] = race(jobs.get(id)!, ...((i % 2 === 0 ? [store, peer] : [peer, store]) as [JobStore, JobStore]));
+      const [a, b] = await Promise.all([retryTransient(first), retryTransient(second)]);
+      return { id, first: a, second: b };
+    }),
+  );
+  return { store, results };
+}
+
+/** The children of `ok` and `dead` that the parked-outcome clauses enqueue, one per dependency mode. */
+const kidsOfOkAndDead = () => [
+  newJob("kid", { queue: "kids", parentIds: ["dead"] }),
+  newJob("anyKid", { queue: "kids", parentIds: ["dead"], dependencyMode: "onAnyTerminal" }),
+  newJob("okKid", { queue: "kids", parentIds: ["ok"] }),
+];
+
+/** `ok` succeeds and `dead` fails for good, in one report. */
+const endOkAndDead = (jobs: Map<string, ClaimedJob>) => [
+  { jobId: "ok", workerId: "w1", attempt: jobs.get("ok")!.attempt, outcome: { type: "succeeded" } as const },
+  { jobId: "dead", workerId: "w1", attempt: jobs.get("dead")!.attempt, outcome: { type: "failed", retryAt: null } as const },
+];
+
+/** Whatever the order, the children of `ok` and `dead` end as their dependency modes say. */
+async function expectKidsResolved(store: JobStore): Promise<void> {
+  expect(await stateOf(store, "kid")).toBe("cancelled");
+  expect(await stateOf(store, "anyKid")).toBe("scheduled");
+  expect(await stateOf(store, "okKid")).toBe("scheduled");
+}
+
 /** Ids of the jobs of `queue` currently leased. */
 async function leased(store: JobStore, queue: string): Promise<string[]> {
   return (await store.listJobs({ states: ["leased"], queues: [queue] })).jobs.map((j) => j.id);
@@ -129,22 +174,11 @@ export function concurrencyClauses(ctx: SuiteContext): void {
   });
 
   clause("concurrency: a cancel racing a success report ends the job succeeded; the cancel is audited only when it took effect", async () => {
-    const store = await ctx.store();
-    const peer = await ctx.peer(store);
-    const ids = ["j0", "j1", "j2", "j3"];
-    await enqueueJobs(store, ids.map((id) => newJob(id)));
-    const jobs = await leaseAll(store);
-    const results = await Promise.all(
-      ids.map(async (id, i) => {
-        const [handleA, handleB] = i % 2 === 0 ? [store, peer] : [peer, store];
-        return Promise.all([
-          retryTransient(() => handleA.cancelJob({ jobId: id, actor: "alice", now: T0 + SECOND })),
-          retryTransient(() => report(handleB, jobs.get(id)!, { type: "succeeded", output: '"done"' }, T0 + SECOND)),
-        ]);
-      }),
-    );
-    for (const [i, [cancel, outcome]] of results.entries()) {
-      const id = ids[i]!;
+    const { store, results } = await raceOnLeased(ctx, 4, (job, first, second) => [
+      () => first.cancelJob({ jobId: job.id, actor: "alice", now: T0 + SECOND }),
+      () => report(second, job, { type: "succeeded", output: '"done"' }, T0 + SECOND),
+    ]);
+    for (const { id, first: cancel, second: outcome } of results) {
       expect(outcome, id).toMatchObject({ status: "applied", state: "succeeded" });
       // Cancel first: a request the report then overrides. Report first: the job was terminal.
       expect([{ status: "cancelRequested" }, { status: "notCancellable", state: "succeeded" }], id).toContainEqual(cancel);
@@ -155,21 +189,11 @@ export function concurrencyClauses(ctx: SuiteContext): void {
   });
 
   clause("concurrency: a cancel racing a retryable failure report ends the job cancelled either way", async () => {
-    const store = await ctx.store();
-    const peer = await ctx.peer(store);
-    const ids = ["j0", "j1", "j2", "j3"];
-    await enqueueJobs(store, ids.map((id) => newJob(id)));
-    const jobs = await leaseAll(store);
-    const results = await Promise.all(
-      ids.map((id, i) =>
-        Promise.all([
-          retryTransient(() => (i % 2 === 0 ? store : peer).cancelJob({ jobId: id, actor: "alice", now: T0 + SECOND })),
-          retryTransient(() => report(i % 2 === 0 ? peer : store, jobs.get(id)!, { type: "failed", retryAt: T0 + LEASE }, T0 + SECOND)),
-        ]),
-      ),
-    );
-    for (const [i, [cancel, outcome]] of results.entries()) {
-      const id = ids[i]!;
+    const { store, results } = await raceOnLeased(ctx, 4, (job, first, second) => [
+      () => first.cancelJob({ jobId: job.id, actor: "alice", now: T0 + SECOND }),
+      () => report(second, job, { type: "failed", retryAt: T0 + LEASE }, T0 + SECOND),
+    ]);
+    for (const { id, first: cancel, second: outcome } of results) {
       // Cancel first: the retry becomes a cancel. Report first: the rescheduled job is cancelled at once.
       if (cancel.status === "cancelRequested") expect(outcome, id).toMatchObject({ status: "applied", state: "cancelled" });
       else {
@@ -184,45 +208,25 @@ export function concurrencyClauses(ctx: SuiteContext): void {
   });
 
   clause("concurrency: two reports of one lease from two handles: exactly one applies, the other is stale", async () => {
-    const store = await ctx.store();
-    const peer = await ctx.peer(store);
-    const ids = ["j0", "j1", "j2", "j3"];
-    await enqueueJobs(store, ids.map((id) => newJob(id)));
-    const jobs = await leaseAll(store);
-    const results = await Promise.all(
-      ids.map((id) =>
-        Promise.all([
-          retryTransient(() => report(store, jobs.get(id)!, { type: "succeeded", output: '"from store"' }, T0 + SECOND)),
-          retryTransient(() => report(peer, jobs.get(id)!, { type: "failed", retryAt: null, failureDetail: "from peer" }, T0 + SECOND)),
-        ]),
-      ),
-    );
-    for (const [i, [fromStore, fromPeer]] of results.entries()) {
-      const id = ids[i]!;
-      expect([fromStore.status, fromPeer.status].sort(), id).toEqual(["applied", "stale"]);
-      const state = fromStore.status === "applied" ? "succeeded" : "deadLettered";
+    const { store, results } = await raceOnLeased(ctx, 4, (job, first, second) => [
+      () => report(first, job, { type: "succeeded", output: '"from first"' }, T0 + SECOND),
+      () => report(second, job, { type: "failed", retryAt: null, failureDetail: "from second" }, T0 + SECOND),
+    ]);
+    for (const { id, first, second } of results) {
+      expect([first.status, second.status].sort(), id).toEqual(["applied", "stale"]);
+      const state = first.status === "applied" ? "succeeded" : "deadLettered";
       expect(await stateOf(store, id), id).toBe(state);
-      expect(await store.getJobOutput(id), id).toBe(state === "succeeded" ? '"from store"' : null);
+      expect(await store.getJobOutput(id), id).toBe(state === "succeeded" ? '"from first"' : null);
       expect((await store.getJobHistory(id)).map((t) => t.state), id).toEqual(["scheduled", "leased", state]);
     }
   });
 
   clause("concurrency: a release racing an outcome report of the same lease: exactly one of them applies", async () => {
-    const store = await ctx.store();
-    const peer = await ctx.peer(store);
-    const ids = ["j0", "j1", "j2", "j3"];
-    await enqueueJobs(store, ids.map((id) => newJob(id)));
-    const jobs = await leaseAll(store);
-    const results = await Promise.all(
-      ids.map((id, i) =>
-        Promise.all([
-          retryTransient(() => (i % 2 === 0 ? store : peer).release({ workerId: "w1", leases: [{ jobId: id, attempt: 1 }], now: T0 + SECOND })),
-          retryTransient(() => report(i % 2 === 0 ? peer : store, jobs.get(id)!, { type: "succeeded" }, T0 + SECOND)),
-        ]),
-      ),
-    );
-    for (const [i, [[released], outcome]] of results.entries()) {
-      const id = ids[i]!;
+    const { store, results } = await raceOnLeased(ctx, 4, (job, first, second) => [
+      () => first.release({ workerId: "w1", leases: [{ jobId: job.id, attempt: 1 }], now: T0 + SECOND }),
+      () => report(second, job, { type: "succeeded" }, T0 + SECOND),
+    ]);
+    for (const { id, first: [released], second: outcome } of results) {
       expect([released!.status === "released", outcome.status === "applied"].filter(Boolean), id).toHaveLength(1);
       const job = await store.getJob(id);
       if (released!.status === "released") {
@@ -344,27 +348,18 @@ export function concurrencyClauses(ctx: SuiteContext): void {
       atCommit("reportOutcomes"),
       () =>
         store.reportOutcomes({
-          reports: [
-            { jobId: "ok", workerId: "w1", attempt: jobs.get("ok")!.attempt, outcome: { type: "succeeded" } },
-            { jobId: "dead", workerId: "w1", attempt: jobs.get("dead")!.attempt, outcome: { type: "failed", retryAt: null } },
-          ],
+          reports: endOkAndDead(jobs),
           now: T0 + SECOND,
         }),
       () =>
         peer.enqueue({
-          jobs: [
-            newJob("kid", { queue: "kids", parentIds: ["dead"] }),
-            newJob("anyKid", { queue: "kids", parentIds: ["dead"], dependencyMode: "onAnyTerminal" }),
-            newJob("okKid", { queue: "kids", parentIds: ["ok"] }),
-          ],
+          jobs: kidsOfOkAndDead(),
           now: T0 + SECOND,
         }),
     );
     expect(results.map((r) => r.status)).toEqual(["applied", "applied"]);
     expect([kid, anyKid, okKid].map((r) => r!.status)).toEqual(["created", "created", "created"]);
-    expect(await stateOf(store, "kid")).toBe("cancelled");
-    expect(await stateOf(store, "anyKid")).toBe("scheduled");
-    expect(await stateOf(store, "okKid")).toBe("scheduled");
+    await expectKidsResolved(store);
   });
 
   clauseNeeding(ctx, "stepHook", "concurrency: a parent's outcome reported while its child's enqueue is parked uncommitted resolves that child", async () => {
@@ -378,27 +373,18 @@ export function concurrencyClauses(ctx: SuiteContext): void {
       atCommit("enqueue"),
       () =>
         store.enqueue({
-          jobs: [
-            newJob("kid", { queue: "kids", parentIds: ["dead"] }),
-            newJob("anyKid", { queue: "kids", parentIds: ["dead"], dependencyMode: "onAnyTerminal" }),
-            newJob("okKid", { queue: "kids", parentIds: ["ok"] }),
-          ],
+          jobs: kidsOfOkAndDead(),
           now: T0 + SECOND,
         }),
       () =>
         peer.reportOutcomes({
-          reports: [
-            { jobId: "ok", workerId: "w1", attempt: jobs.get("ok")!.attempt, outcome: { type: "succeeded" } },
-            { jobId: "dead", workerId: "w1", attempt: jobs.get("dead")!.attempt, outcome: { type: "failed", retryAt: null } },
-          ],
+          reports: endOkAndDead(jobs),
           now: T0 + SECOND,
         }),
     );
     expect(created.map((r) => r.status)).toEqual(["created", "created", "created"]);
     expect(results.map((r) => r.status)).toEqual(["applied", "applied"]);
-    expect(await stateOf(store, "kid")).toBe("cancelled");
-    expect(await stateOf(store, "anyKid")).toBe("scheduled");
-    expect(await stateOf(store, "okKid")).toBe("scheduled");
+    await expectKidsResolved(store);
   });
 
   clauseNeeding(ctx, "stepHook", "concurrency: two parents ending at once from two handles resolve their shared children exactly once", async () => {

@@ -1,5 +1,5 @@
 import type { JobStore, StoreCapabilities } from "@belay/contract";
-import { afterEach, describe } from "vitest";
+import { describe } from "vitest";
 import { atomicityClauses } from "./clauses/atomicity.js";
 import { boundClauses } from "./clauses/bounds.js";
 import { claimClauses } from "./clauses/claim.js";
@@ -23,7 +23,8 @@ import { storeClauses } from "./clauses/store.js";
 import { tagClauses } from "./clauses/tags.js";
 import { throughClauses } from "./clauses/through.js";
 import { workflowClauses } from "./clauses/workflows.js";
-import type { StoreConformanceOptions, SuiteContext } from "./suite-context.js";
+import type { CreateStoreOptions, StoreConformanceOptions, SuiteContext } from "./suite-context.js";
+import { suiteStores } from "./suite-stores.js";
 
 /**
  * Registers the whole Storage Contract as vitest tests against an adapter, one test per clause,
@@ -48,57 +49,24 @@ import type { StoreConformanceOptions, SuiteContext } from "./suite-context.js";
  */
 export function runStoreConformance(options: StoreConformanceOptions): void {
   const hooks = options.hooks ?? {};
-  const created: JobStore[] = [];
-  const peers: JobStore[] = [];
-
-  let capabilities: StoreCapabilities | undefined;
+  const stores = suiteStores<JobStore, CreateStoreOptions, StoreCapabilities>(options);
   const ctx: SuiteContext = {
     name: options.name,
     hooks,
     withoutDatabase: options.withoutDatabase,
-    async store(storeOptions = {}) {
-      const store = await options.createStore(storeOptions);
-      created.push(store);
-      capabilities ??= store.capabilities;
-      return store;
-    },
-    async peer(store) {
-      if (!hooks.openPeer) return store;
-      const peer = await hooks.openPeer(store);
-      if (peer !== store) peers.push(peer);
-      return peer;
-    },
+    store: stores.store,
+    peer: stores.peer,
     async reopen(store, storeOptions) {
       if (!hooks.reopen) throw new Error(`${options.name} grants no hooks.reopen`);
-      const reopened = await hooks.reopen(store, storeOptions);
-      if (reopened !== store) peers.push(reopened);
-      return reopened;
+      return stores.trackPeer(await hooks.reopen(store, storeOptions), store);
     },
     async unmigrated(storeOptions = {}) {
       if (!hooks.openUnmigrated) throw new Error(`${options.name} grants no hooks.openUnmigrated`);
-      const store = await hooks.openUnmigrated(storeOptions);
-      created.push(store);
-      return store;
+      return stores.track(await hooks.openUnmigrated(storeOptions));
     },
-    setStepHook(store, hook) {
-      if (!store.capabilities.stepHook || typeof store.setStepHook !== "function") {
-        throw new Error(`${options.name} declares no capabilities.stepHook`);
-      }
-      store.setStepHook(hook);
-    },
-    async capabilities() {
-      if (capabilities === undefined) await ctx.store();
-      return capabilities!;
-    },
+    setStepHook: stores.setStepHook,
+    capabilities: stores.capabilities,
   };
-
-  afterEach(async () => {
-    for (const peer of peers.splice(0)) await peer.close();
-    for (const store of created.splice(0)) {
-      if (options.destroyStore) await options.destroyStore(store);
-      else await store.close();
-    }
-  });
 
   describe(`${options.name}: Storage Contract`, () => {
     describe("store", () => storeClauses(ctx));

@@ -1,5 +1,5 @@
 import type { PromiseStore, PromiseStoreCapabilities } from "@belay/contract";
-import { afterEach, describe } from "vitest";
+import { describe } from "vitest";
 import { acquireClauses } from "./clauses/acquire.js";
 import { promiseAtomicityClauses } from "./clauses/atomicity.js";
 import { callbackClauses } from "./clauses/callbacks.js";
@@ -20,7 +20,8 @@ import { suspendClauses } from "./clauses/suspend.js";
 import { taskCreateClauses } from "./clauses/task-create.js";
 import { taskGetClauses } from "./clauses/task-get.js";
 import { timerClauses } from "./clauses/timers.js";
-import type { PromiseStoreConformanceOptions, PromiseSuiteContext } from "./suite-context.js";
+import { suiteStores } from "../suite-stores.js";
+import type { CreatePromiseStoreOptions, PromiseStoreConformanceOptions, PromiseSuiteContext } from "./suite-context.js";
 
 /**
  * Registers the whole Promise Store Contract as vitest tests against an adapter, one test per
@@ -42,46 +43,16 @@ import type { PromiseStoreConformanceOptions, PromiseSuiteContext } from "./suit
  * ```
  */
 export function runPromiseStoreConformance(options: PromiseStoreConformanceOptions): void {
-  const hooks = options.hooks ?? {};
-  const created: PromiseStore[] = [];
-  const peers: PromiseStore[] = [];
-
-  let capabilities: PromiseStoreCapabilities | undefined;
+  const stores = suiteStores<PromiseStore, CreatePromiseStoreOptions, PromiseStoreCapabilities>(options);
   const ctx: PromiseSuiteContext = {
     name: options.name,
-    hooks,
+    hooks: options.hooks ?? {},
     machineDefects: options.machineDefects ?? "expect-failure",
-    async store(storeOptions = {}) {
-      const store = await options.createStore(storeOptions);
-      created.push(store);
-      capabilities ??= store.capabilities;
-      return store;
-    },
-    async peer(store) {
-      if (!hooks.openPeer) return store;
-      const peer = await hooks.openPeer(store);
-      if (peer !== store) peers.push(peer);
-      return peer;
-    },
-    setStepHook(store, hook) {
-      if (!store.capabilities.stepHook || typeof store.setStepHook !== "function") {
-        throw new Error(`${options.name} declares no capabilities.stepHook`);
-      }
-      store.setStepHook(hook);
-    },
-    async capabilities() {
-      if (capabilities === undefined) await ctx.store();
-      return capabilities!;
-    },
+    store: stores.store,
+    peer: stores.peer,
+    setStepHook: stores.setStepHook,
+    capabilities: stores.capabilities,
   };
-
-  afterEach(async () => {
-    for (const peer of peers.splice(0)) await peer.close();
-    for (const store of created.splice(0)) {
-      if (options.destroyStore) await options.destroyStore(store);
-      else await store.close();
-    }
-  });
 
   describe(`${options.name}: Promise Store Contract`, () => {
     describe("store", () => promiseStoreClauses(ctx));

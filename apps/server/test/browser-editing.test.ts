@@ -1,0 +1,262 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "@belay/core";
+import { MemoryStore } from "@belay/memory";
+import { type Browser, type BrowserContext, type Locator, type Page, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BelayServer, type Listener, createServer, serve } from "../src/index.js";
+import { SEED_JOBS, seedShowcase } from "./fixtures.js";
+import { ADMIN, TOKENS, VIEWER, welcome } from "./helpers.js";
+
+// The dashboard's editing forms and the workflow drawing in headless Chromium (Debian's): an
+// operator enqueues, defines and redefines a schedule and cancels a workflow, each checked in
+// the store and the audit trail; a viewer sees none of the forms and is refused when forcing
+// one; and every page fits 1,280- and 1,920-pixel windows, its action column in view.
+
+const CHROMIUM = "/usr/bin/chromium";
+const SCREENSHOTS = fileURLToPath(new URL("../test-output/screenshots/", import.meta.url));
+const available = existsSync(CHROMIUM);
+const reason = `the browser tests need ${CHROMIUM} (apt-get install -y chromium)`;
+
+if (!available) {
+  if (process.env["CI"] === "true") {
+    it("Chromium is installed for the browser tests", () => {
+      throw new Error(`${reason}, and it is missing under CI=true`);
+    });
+  } else {
+    console.warn(`\n*** SKIPPING the dashboard editing browser tests: ${reason} ***\n`);
+    it.skip(`dashboard editing browser tests: skipped, ${reason}`, () => {});
+  }
+}
+
+async function eventually(check: () => Promise<void>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+const text = (locator: Locator) => locator.innerText();
+
+/** A PNG's width and height, from its IHDR chunk. */
+function pngSize(file: string): { width: number; height: number } {
+  const bytes = readFileSync(file);
+  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+}
+
+/** Every dashboard page, as an operator with every permission sees it. */
+const PAGES = [
+  ["/", "overview"],
+  ["/jobs", "jobs"],
+  ["/jobs/ord-1-charge", "job-detail"],
+  ["/enqueue", "enqueue"],
+  ["/queues", "queues"],
+  ["/failures", "failures"],
+  ["/failures?tab=quarantined", "failures-quarantined"],
+  ["/schedules", "schedules"],
+  ["/schedules/new", "schedule-new"],
+  ["/schedules/nightly-report/edit", "schedule-edit"],
+  ["/workflows", "workflows"],
+  ["/workflows/wf-ord-1", "workflow"],
+  ["/observers", "observers"],
+  ["/audit", "audit"],
+  ["/login", "login"],
+] as const;
+
+describe.runIf(available)("dashboard editing in a browser", () => {
+  let store: MemoryStore;
+  let server: BelayServer;
+  let listener: Listener;
+  let browser: Browser;
+  let admin: BrowserContext;
+  let page: Page;
+  const auditLines: Record<string, unknown>[] = [];
+  const logger: Logger = {
+    debug() {},
+    info(message, fields) {
+      if (message === "audit") auditLines.push(fields ?? {});
+    },
+    warn() {},
+    error() {},
+    child: () => logger,
+  };
+
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    store = new MemoryStore();
+    await store.migrate();
+    server = createServer({ store, tokens: TOKENS, jobs: [welcome, ...Object.values(SEED_JOBS)], logger, livePollMs: 250 });
+    await seedShowcase(store, server);
+    listener = await serve(server, { port: 0 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+    admin = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await admin.newPage();
+    page.on("dialog", (dialog) => void dialog.accept());
+    await page.goto(`${listener.url}/?token=${ADMIN}`);
+    await eventually(async () => expect(await text(page.locator(".who"))).toContain("Signed in as admin"));
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await listener?.close();
+    await server?.close();
+  });
+
+  it("enqueues a job: a payload its schema refuses is named and writes nothing, a valid one is enqueued and audited", async () => {
+    await page.goto(`${listener.url}/jobs`);
+    await page.click("[data-test=enqueue-link]");
+    await page.waitForURL(/\/enqueue$/);
+    const before = (await store.listJobs({ jobNames: ["email.welcome"] })).jobs.length;
+    await page.selectOption("#f-jobName", "email.welcome");
+    await page.fill("#f-payload", '{"userId": ""}');
+    await page.fill("#f-tags", "from-browser");
+    await page.click("[data-test=enqueue-submit]");
+    await eventually(async () => expect(await text(page.locator(".flash.error"))).toContain("payload.userId"));
+    expect((await store.listJobs({ jobNames: ["email.welcome"] })).jobs).toHaveLength(before);
+    // The form keeps what was typed.
+    expect(await page.inputValue("#f-tags")).toBe("from-browser");
+    await page.screenshot({ path: `${SCREENSHOTS}enqueue-refused.png`, fullPage: true });
+    await page.fill("#f-payload", '{"userId": "u-browser"}');
+    await page.click("[data-test=enqueue-submit]");
+    await page.waitForURL(/\/jobs\/[^/]+$/);
+    await eventually(async () => expect(await text(page.locator(".flash.success"))).toMatch(/enqueued \(email\.welcome in queue mail\)/));
+    const id = decodeURIComponent(new URL(page.url()).pathname.split("/").at(-1)!);
+    const job = await store.getJob(id);
+    expect(job).toMatchObject({ jobName: "email.welcome", queue: "mail" });
+    expect(JSON.parse(job!.payload)).toEqual({ userId: "u-browser" });
+    expect(auditLines.at(-1)).toMatchObject({ actor: "admin", action: "enqueue", target: id });
+  });
+
+  it("creates a schedule (a bad cron is named first) and redefines it", async () => {
+    await page.goto(`${listener.url}/schedules`);
+    await page.click("[data-test=new-schedule]");
+    await page.waitForURL(/\/schedules\/new$/);
+    await page.fill("#f-id", "browser-sweep");
+    await page.fill("#f-cron", "every minute");
+    await page.selectOption("#f-jobName", "report.build");
+    await page.fill("#f-payload", '{"rows": 5}');
+    await page.click("[data-test=schedule-submit]");
+    await eventually(async () => expect(await text(page.locator(".flash.error"))).toContain("cron:"));
+    expect(await store.getSchedule("browser-sweep")).toBeNull();
+    await page.fill("#f-cron", "*/15 * * * *");
+    await page.click("[data-test=schedule-submit]");
+    await page.waitForURL(/\/schedules$/);
+    await eventually(async () => expect(await text(page.locator(".flash.success"))).toContain("Schedule browser-sweep created"));
+    expect(await store.getSchedule("browser-sweep")).toMatchObject({ cron: "*/15 * * * *", jobName: "report.build", queue: "reports" });
+    await page.click("[data-test=edit-browser-sweep]");
+    await page.waitForURL(/\/schedules\/browser-sweep\/edit$/);
+    expect(await page.inputValue("#f-cron")).toBe("*/15 * * * *");
+    await page.fill("#f-cron", "0 6 * * 1");
+    await page.check("input[name=noOverlap]");
+    await page.click("[data-test=schedule-submit]");
+    await eventually(async () => expect(await text(page.locator(".flash.success"))).toContain("Schedule browser-sweep redefined"));
+    expect(await store.getSchedule("browser-sweep")).toMatchObject({ cron: "0 6 * * 1", noOverlap: true });
+    expect(auditLines.slice(-2)).toEqual([
+      expect.objectContaining({ actor: "admin", action: "createSchedule", target: "browser-sweep" }),
+      expect.objectContaining({ actor: "admin", action: "redefineSchedule", target: "browser-sweep" }),
+    ]);
+  });
+
+  it("draws a workflow from a job's page, each node linking back to its job", async () => {
+    await page.goto(`${listener.url}/jobs/ord-1-charge`);
+    await page.click("[data-test=workflow-link]");
+    await page.waitForURL(/\/workflows\/wf-ord-1$/);
+    const nodes = page.locator("svg.wf [data-test=wf-node]");
+    await eventually(async () => expect(await nodes.count()).toBe(3));
+    for (const id of ["ord-1-validate", "ord-1-charge", "ord-1-ship"]) {
+      const node = page.locator(`svg.wf [data-job="${id}"]`);
+      expect(await node.getAttribute("data-state")).toBe((await store.getJob(id))!.state);
+      expect(await node.isVisible()).toBe(true);
+    }
+    expect(await page.locator("svg.wf [data-test=wf-edge]").count()).toBe(2);
+    // Parents left of their children.
+    const x = async (id: string) => (await page.locator(`svg.wf [data-job="${id}"] rect`).boundingBox())!.x;
+    expect(await x("ord-1-validate")).toBeLessThan(await x("ord-1-charge"));
+    expect(await x("ord-1-charge")).toBeLessThan(await x("ord-1-ship"));
+    await page.screenshot({ path: `${SCREENSHOTS}workflow.png`, fullPage: true });
+    await page.locator('svg.wf [data-job="ord-1-ship"]').click();
+    await page.waitForURL(/\/jobs\/ord-1-ship$/);
+    await eventually(async () => expect((await text(page.locator(".head .id"))).trim()).toBe("ord-1-ship"));
+  });
+
+  it("cancels a workflow's unfinished members in one click, each audited", async () => {
+    await page.goto(`${listener.url}/workflows/wf-ord-1`);
+    const live = (await store.listJobs({ workflowId: "wf-ord-1", states: ["scheduled", "awaitingParents", "leased"] })).jobs.map((j) => j.id);
+    expect(live.length).toBeGreaterThan(0);
+    await page.click("[data-test=cancel-workflow]");
+    await eventually(async () => expect(await text(page.locator(".flash.success"))).toMatch(/^Workflow wf-ord-1: \d+ cancelled/));
+    for (const id of live) expect((await store.getJob(id))?.state).toBe("cancelled");
+    const records = (await store.listAuditRecords({ order: "newestFirst" })).records;
+    expect(records[0]).toMatchObject({ actor: "admin", action: "cancel", targetKind: "job" });
+    expect(live).toContain(records[0]!.target);
+    await eventually(async () => expect(await page.locator("[data-test=cancel-workflow]").count()).toBe(0));
+    await eventually(async () => expect(await page.locator('svg.wf [data-state="cancelled"]').count()).toBe(live.length));
+  });
+
+  it("shows a viewer none of the forms and refuses them when forced", async () => {
+    const viewer = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await viewer.newPage();
+    await p.goto(`${listener.url}/jobs?token=${VIEWER}`);
+    await eventually(async () => expect(await text(p.locator(".who"))).toContain("Signed in as viewer"));
+    expect(await p.locator("[data-test=enqueue-link]").count()).toBe(0);
+    await p.goto(`${listener.url}/enqueue`);
+    await eventually(async () => expect(await text(p.locator("main"))).toContain("You may not enqueue jobs"));
+    await p.goto(`${listener.url}/schedules`);
+    expect(await p.locator("[data-test=new-schedule], [data-test^=edit-]").count()).toBe(0);
+    await p.goto(`${listener.url}/workflows/wf-ord-1`);
+    expect(await p.locator("[data-test=cancel-workflow]").count()).toBe(0);
+    const jobsBefore = (await store.listJobs({ limit: 200 })).jobs.length;
+    const schedulesBefore = await store.listSchedules();
+    const statuses = await p.evaluate(async () => {
+      const csrf = (document.querySelector("input[name=_csrf]") as HTMLInputElement).value;
+      const send = (path: string, fields: Record<string, string>) =>
+        fetch(path, { method: "POST", body: new URLSearchParams({ _csrf: csrf, _confirmed: "1", ...fields }), redirect: "manual" }).then((r) => r.status);
+      return [
+        await send("/actions/enqueue", { jobName: "email.welcome", payload: '{"userId":"x"}' }),
+        await send("/actions/schedules/save", { mode: "new", id: "forced", cron: "* * * * *", jobName: "report.build" }),
+        await send("/actions/workflows/wf-ord-1/cancel", {}),
+      ];
+    });
+    expect(statuses).toEqual([403, 403, 403]);
+    expect((await store.listJobs({ limit: 200 })).jobs).toHaveLength(jobsBefore);
+    expect(await store.listSchedules()).toEqual(schedulesBefore);
+    await viewer.close();
+  });
+
+  it.each([1280, 1400, 1920])("every page fits a %i px window, its action column in view", async (width) => {
+    const p = await admin.newPage();
+    await p.setViewportSize({ width, height: 900 });
+    for (const [path, name] of PAGES) {
+      await p.goto(listener.url + path);
+      await eventually(async () => expect(await p.locator("body").isVisible()).toBe(true));
+      const layout = await p.evaluate(() => {
+        const inView = (el: Element) => {
+          const box = el.getBoundingClientRect();
+          const clip = el.closest(".card-b")?.getBoundingClientRect() ?? { left: 0, right: window.innerWidth };
+          return box.width === 0 || (box.left >= Math.max(0, clip.left) - 0.5 && box.right <= Math.min(window.innerWidth, clip.right) + 0.5);
+        };
+        const actions = [...document.querySelectorAll("td.acts, .head .acts, .card-actions")];
+        return {
+          overflow: document.documentElement.scrollWidth - window.innerWidth,
+          actions: actions.length,
+          outside: actions.filter((el) => !inView(el)).map((el) => el.textContent?.trim().slice(0, 40)),
+        };
+      });
+      expect(layout.overflow, `${path} at ${width} px scrolls sideways by ${layout.overflow} px`).toBeLessThanOrEqual(0);
+      expect(layout.outside, `${path} at ${width} px: action cells outside the view`).toEqual([]);
+      if (path === "/schedules") expect(layout.actions).toBeGreaterThan(0);
+      const file = `${SCREENSHOTS}${name}-${width}.png`;
+      await p.screenshot({ path: file, fullPage: true });
+      const size = pngSize(file);
+      // The stored size: exactly the window's width (anything wider scrolled sideways), at least its height.
+      expect(size.width, `${path} screenshot at ${width} px`).toBe(width);
+      expect(size.height).toBeGreaterThanOrEqual(900);
+    }
+    await p.close();
+  }, 120_000);
+});

@@ -20,6 +20,7 @@ export type {
 
 export { Mutex } from "./mutex.js";
 export { SeededRandom, hashText32, seededUnit } from "./random.js";
+export { encodeTags, decodeTags, encodeIds, decodeIds, encodeRetry, decodeRetry } from "./row-encodings.js";
 
 export { schemaVersionOf, assertSchemaUsable } from "./migrations.js";
 export type { Migration, SchemaState } from "./migrations.js";

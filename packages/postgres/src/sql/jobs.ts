@@ -1,6 +1,6 @@
 import {
   type ClaimedJob, type JobRecord, type JobState, type JobSummary, type QueryRow, type RetryDisposition, type Tag,
-  dependencyModeFromCode, jobStateFromCode,
+  decodeIds, decodeRetry, decodeTags, dependencyModeFromCode, jobStateFromCode,
 } from "@belay/contract";
 
 // How rows become contract records, and the transition log every state move appends to. Tags
@@ -14,41 +14,8 @@ export const SUMMARY_COLUMNS = `j.seq, j.id, j.job_name, j.queue, j.state, j.due
   j.lease_expires_at, j.cancel_requested_by, j.enqueued_at, j.terminal_at, j.terminal_cause, j.parent_ids,
   j.dependency_mode, j.tags, j.trace_context, j.schedule_id, j.workflow_id, j.retry`;
 
-/** Tags as stored: `[["key","value"], …]`, or `null` for none. */
-export function encodeTags(tags: readonly Tag[]): string | null {
-  return tags.length === 0 ? null : JSON.stringify(tags.map((t) => [t.key, t.value]));
-}
-
-/** Tags from their stored JSON text (`null` → none). */
-export function decodeTags(text: unknown): Tag[] {
-  if (typeof text !== "string") return [];
-  return (JSON.parse(text) as [string, string][]).map(([key, value]) => ({ key, value }));
-}
-
-/** Parent ids as stored: a JSON array, or `null` for none. */
-export function encodeIds(ids: readonly string[]): string | null {
-  return ids.length === 0 ? null : JSON.stringify(ids);
-}
-
-/** Parent ids from their stored JSON text. */
-export function decodeIds(text: unknown): string[] {
-  return typeof text === "string" ? (JSON.parse(text) as string[]) : [];
-}
-
-/**
- * A retry policy as stored (jobs and schedules): compact JSON `[maxAttempts, delay, …]` — the
- * row carries it through every update, so it takes as few bytes as it can — or `null` for none.
- */
-export function encodeRetry(retry: RetryDisposition | null | undefined): string | null {
-  return retry == null ? null : JSON.stringify([retry.maxAttempts, ...retry.delaysMs]);
-}
-
-/** A retry policy from its stored text, or from that text already parsed (a claim embeds it as JSON). */
-export function decodeRetry(stored: unknown): RetryDisposition | null {
-  if (stored == null) return null;
-  const [maxAttempts, ...delaysMs] = (typeof stored === "string" ? JSON.parse(stored) : stored) as number[];
-  return { maxAttempts: maxAttempts!, delaysMs };
-}
+/** The row encodings of tags, parent ids and retry policies are the contract's. */
+export { decodeIds, decodeRetry, decodeTags, encodeIds, encodeRetry, encodeTags } from "@belay/contract";
 
 /**
  * An integer column as a number, whatever the driver parsed it into: a caller's connection

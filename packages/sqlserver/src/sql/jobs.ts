@@ -1,6 +1,6 @@
 import {
   type ClaimedJob, type DependencyMode, type JobRecord, type JobSummary, type QueryRow, type RetryDisposition, type Tag,
-  type TransitionCause, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, dependencyModeFromCode, jobStateFromCode,
+  type TransitionCause, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, decodeIds, decodeRetry, decodeTags, dependencyModeFromCode, jobStateFromCode,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { fromHex, hex, hexOrNull, textOf, textOfKey, toBool, toInt, toIntOrNull } from "../keys.js";
@@ -22,34 +22,8 @@ export const SUMMARY_COLUMNS = `j.seq, j.id, j.job_name, j.queue, j.state, j.due
   j.lease_expires_at, j.cancel_requested_by, j.enqueued_at, j.terminal_at, j.terminal_cause, j.parent_ids,
   j.dependency_mode, j.tags, j.trace_context, j.schedule_id, j.workflow_id, j.retry`;
 
-/** Tags as stored: `[["key","value"], …]`, or `null` for none. */
-export function encodeTags(tags: readonly Tag[]): string | null {
-  return tags.length === 0 ? null : JSON.stringify(tags.map((t) => [t.key, t.value]));
-}
-
-export function decodeTags(text: unknown): Tag[] {
-  if (typeof text !== "string") return [];
-  return (JSON.parse(text) as [string, string][]).map(([key, value]) => ({ key, value }));
-}
-
-export function encodeIds(ids: readonly string[]): string | null {
-  return ids.length === 0 ? null : JSON.stringify(ids);
-}
-
-export function decodeIds(text: unknown): string[] {
-  return typeof text === "string" ? (JSON.parse(text) as string[]) : [];
-}
-
-/** A retry policy as stored: compact JSON `[maxAttempts, delay, …]`, or `null` for none. */
-export function encodeRetry(retry: RetryDisposition | null | undefined): string | null {
-  return retry == null ? null : JSON.stringify([retry.maxAttempts, ...retry.delaysMs]);
-}
-
-export function decodeRetry(stored: unknown): RetryDisposition | null {
-  if (stored == null) return null;
-  const [maxAttempts, ...delaysMs] = JSON.parse(stored as string) as number[];
-  return { maxAttempts: maxAttempts!, delaysMs };
-}
+/** The row encodings of tags, parent ids and retry policies are the contract's. */
+export { decodeIds, decodeRetry, decodeTags, encodeIds, encodeRetry, encodeTags } from "@belay/contract";
 
 export const stateOf = (code: unknown) => jobStateFromCode(toInt(code));
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "@belay/core";
 import { MemoryStore } from "@belay/memory";
@@ -15,6 +15,11 @@ import { ADMIN, TOKENS, VIEWER, welcome } from "./helpers.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOTS = fileURLToPath(new URL("../test-output/screenshots/", import.meta.url));
+// Screenshot sizes (not pixels: fonts differ between machines) are compared to the ones stored
+// in fixtures/dashboard-screenshot-sizes.json; BELAY_UPDATE_SCREENSHOT_SIZES=1 rewrites it.
+const SIZES_FILE = fileURLToPath(new URL("./fixtures/dashboard-screenshot-sizes.json", import.meta.url));
+const UPDATE_SIZES = process.env["BELAY_UPDATE_SCREENSHOT_SIZES"] === "1";
+type Size = { width: number; height: number };
 const available = existsSync(CHROMIUM);
 const reason = `the browser tests need ${CHROMIUM} (apt-get install -y chromium)`;
 
@@ -44,8 +49,7 @@ async function eventually(check: () => Promise<void>, timeoutMs = 20_000): Promi
 const text = (locator: Locator) => locator.innerText();
 
 /** A PNG's width and height, from its IHDR chunk. */
-function pngSize(file: string): { width: number; height: number } {
-  const bytes = readFileSync(file);
+function pngSize(bytes: Buffer): Size {
   return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
 }
 
@@ -76,6 +80,8 @@ describe.runIf(available)("dashboard editing in a browser", () => {
   let admin: BrowserContext;
   let page: Page;
   const auditLines: Record<string, unknown>[] = [];
+  const stored: Record<string, Size> = existsSync(SIZES_FILE) ? (JSON.parse(readFileSync(SIZES_FILE, "utf8")) as Record<string, Size>) : {};
+  const measured: Record<string, Size> = {};
   const logger: Logger = {
     debug() {},
     info(message, fields) {
@@ -105,6 +111,7 @@ describe.runIf(available)("dashboard editing in a browser", () => {
     await browser?.close();
     await listener?.close();
     await server?.close();
+    if (UPDATE_SIZES && Object.keys(measured).length > 0) writeFileSync(SIZES_FILE, `${JSON.stringify({ ...stored, ...measured }, null, 2)}\n`);
   });
 
   it("enqueues a job: a payload its schema refuses is named and writes nothing, a valid one is enqueued and audited", async () => {
@@ -241,21 +248,28 @@ describe.runIf(available)("dashboard editing in a browser", () => {
           return box.width === 0 || (box.left >= Math.max(0, clip.left) - 0.5 && box.right <= Math.min(window.innerWidth, clip.right) + 0.5);
         };
         const actions = [...document.querySelectorAll("td.acts, .head .acts, .card-actions")];
+        const main = document.querySelector("main.content");
         return {
           overflow: document.documentElement.scrollWidth - window.innerWidth,
+          cards: Math.max(0, ...Array.from(main?.querySelectorAll(".card-b") ?? [], (el) => el.scrollWidth - el.clientWidth)),
           actions: actions.length,
           outside: actions.filter((el) => !inView(el)).map((el) => el.textContent?.trim().slice(0, 40)),
         };
       });
       expect(layout.overflow, `${path} at ${width} px scrolls sideways by ${layout.overflow} px`).toBeLessThanOrEqual(0);
+      expect(layout.cards, `${path} at ${width} px: a card scrolls sideways by ${layout.cards} px`).toBeLessThanOrEqual(0);
       expect(layout.outside, `${path} at ${width} px: action cells outside the view`).toEqual([]);
       if (path === "/schedules") expect(layout.actions).toBeGreaterThan(0);
-      const file = `${SCREENSHOTS}${name}-${width}.png`;
-      await p.screenshot({ path: file, fullPage: true });
-      const size = pngSize(file);
-      // The stored size: exactly the window's width (anything wider scrolled sideways), at least its height.
+      const key = `${name}-${width}`;
+      const size = pngSize(await p.screenshot({ path: `${SCREENSHOTS}${key}.png`, fullPage: true }));
+      measured[key] = size;
+      // Exactly the window's width (anything wider scrolled sideways).
       expect(size.width, `${path} screenshot at ${width} px`).toBe(width);
-      expect(size.height).toBeGreaterThanOrEqual(900);
+      if (UPDATE_SIZES) continue;
+      const expected = stored[key];
+      expect(expected, `no stored size for ${key} (run with BELAY_UPDATE_SCREENSHOT_SIZES=1)`).toBeDefined();
+      expect(size.width).toBe(expected!.width);
+      expect(Math.abs(size.height - expected!.height), `${key} is ${size.height}px high, stored ${expected!.height}px`).toBeLessThanOrEqual(Math.max(120, expected!.height * 0.15));
     }
     await p.close();
   }, 120_000);

@@ -160,6 +160,8 @@ input[readonly]{background:#f9fafb;color:var(--muted)}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 /* schedules: the action column stays in view even when the table scrolls */
 .grid.schedules td .tags{min-width:0}
+.grid.schedules th,.grid.schedules td{padding:8px 9px}
+.grid.schedules th{white-space:normal}
 .grid.schedules td.tags-cell{max-width:180px}
 .grid .pinned{position:sticky;right:0;background:var(--panel);box-shadow:-6px 0 6px -6px rgba(16,24,40,.18)}
 .grid th.pinned{background:#fafbfc}

@@ -21,8 +21,13 @@ export function textInput(draft: Draft, name: string, options: { placeholder?: s
   }${options.required ? html` required` : ""}${options.readonly ? html` readonly` : ""} autocomplete="off" spellcheck="false">`;
 }
 
-/** A select of `options` (value, label) with the draft's value selected. */
-export function select(draft: Draft, name: string, options: readonly (readonly [string, string])[]): SafeHtml {
+/**
+ * A select of `options` (value, label) with the draft's value selected. A draft value that is
+ * not among them is offered too, marked, so that saving never silently picks another one.
+ */
+export function select(draft: Draft, name: string, given: readonly (readonly [string, string])[]): SafeHtml {
+  const current = draft[name];
+  const options = current !== undefined && current !== "" && !given.some(([value]) => value === current) ? [[current, `${current} (unknown here)`] as const, ...given] : given;
   return html`<select name="${name}" id="f-${name}">${options.map(
     ([value, label]) => html`<option value="${value}"${draft[name] === value ? html` selected` : ""}>${label}</option>`,
   )}</select>`;

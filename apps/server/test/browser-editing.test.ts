@@ -247,7 +247,7 @@ describe.runIf(available)("dashboard editing in a browser", () => {
           const clip = el.closest(".card-b")?.getBoundingClientRect() ?? { left: 0, right: window.innerWidth };
           return box.width === 0 || (box.left >= Math.max(0, clip.left) - 0.5 && box.right <= Math.min(window.innerWidth, clip.right) + 0.5);
         };
-        const actions = [...document.querySelectorAll("td.acts, .head .acts, .card-actions")];
+        const actions = Array.from(document.querySelectorAll("td.acts, .head .acts, .card-actions"));
         const main = document.querySelector("main.content");
         return {
           overflow: document.documentElement.scrollWidth - window.innerWidth,

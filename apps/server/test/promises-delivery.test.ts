@@ -6,6 +6,7 @@ import { MemoryPromiseStore } from "@belay/memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Listener, createPromiseServer, serve } from "../src/index.js";
 import { type PromiseHarness, VERSION, promiseHarness } from "./promise-helpers.js";
+import { connectPoller, until } from "./sdk-helpers.js";
 
 // Delivery from the outbox: SSE pollers (`uni` and `any` routing, a bounded number of them),
 // HTTP push targets, and what stays in the outbox when nobody can take it.
@@ -21,45 +22,15 @@ async function open(options: Parameters<typeof promiseHarness>[0] = {}): Promise
   return h;
 }
 
-/** A poller over a real socket: the parsed messages it has received so far. */
-async function connect(base: string, group: string, id: string): Promise<{ readonly messages: any[]; close(): void }> {
-  const controller = new AbortController();
-  const response = await fetch(`${base}/poll/${encodeURIComponent(group)}/${encodeURIComponent(id)}`, { signal: controller.signal });
-  expect(response.status).toBe(200);
-  const messages: any[] = [];
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  void (async () => {
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          for (const line of event.split("\n")) if (line.startsWith("data: ")) messages.push(JSON.parse(line.slice("data: ".length)));
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
-  const poller = { messages, close: () => controller.abort() };
+/** A poller over a real socket, closed after the test: the parsed messages it has received so far. */
+async function connect(base: string, group: string, id: string): Promise<{ readonly messages: any[] }> {
+  const poller = await connectPoller(base, group, id);
   cleanups.push(async () => poller.close());
-  return poller;
-}
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  return {
+    get messages() {
+      return poller.messages.map((m) => m.message);
+    },
+  };
 }
 
 async function listen(

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import type { PromiseRecord, PromiseStore } from "@belay/contract";
 import { openPromiseStore } from "@belay/host";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { until, storeUrlTargets } from "./sdk-helpers.js";
+import { connectPoller, until, storeUrlTargets } from "./sdk-helpers.js";
 
 // Several belay-server processes on one PostgreSQL, as a deployment runs them: three server
 // processes, six SDK worker processes (two polling each server) and three SDK client processes
@@ -97,36 +97,6 @@ async function waitForLine(process: Child, pattern: RegExp, timeoutMs = 60_000):
   );
 }
 
-/** A poller over a real socket: the parsed messages it has received, and when each arrived. */
-async function connect(base: string, group: string, id: string): Promise<{ readonly messages: { readonly at: number; readonly message: any }[]; close(): void }> {
-  const controller = new AbortController();
-  const response = await fetch(`${base}/poll/${encodeURIComponent(group)}/${encodeURIComponent(id)}`, { signal: controller.signal });
-  expect(response.status).toBe(200);
-  const messages: { at: number; message: any }[] = [];
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  void (async () => {
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          for (const line of event.split("\n")) if (line.startsWith("data: ")) messages.push({ at: Date.now(), message: JSON.parse(line.slice("data: ".length)) });
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
-  // The first comment line arrives once the server has registered the poller.
-  return { messages, close: () => controller.abort() };
-}
-
 let corr = 0;
 async function send(url: string, kind: string, data: unknown): Promise<{ status: number; data: any }> {
   const response = await fetch(url, {
@@ -168,7 +138,7 @@ describe.skipIf(!postgres.available)(`${SERVERS} belay-server processes on one P
       const other = servers[(k + 1) % SERVERS]!;
       const third = servers[(k + 2) % SERVERS]!;
       const group = `solo-${run}-${k}`;
-      const poller = await connect(home.url, group, "p1");
+      const poller = await connectPoller(home.url, group, "p1");
       // Registered once the server answers the stream's first line; a promise.get round trip on the same server follows it.
       await new Promise((resolve) => setTimeout(resolve, 100));
       const id = `${group}-task`;

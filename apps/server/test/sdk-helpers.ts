@@ -98,6 +98,40 @@ export function startTestServer(
 }
 
 /** Polls `probe` until it returns something other than `undefined`. */
+/** A poller over a real socket: the parsed messages it has received so far, each with when it arrived. */
+export async function connectPoller(
+  base: string,
+  group: string,
+  id: string,
+): Promise<{ readonly messages: { readonly at: number; readonly message: any }[]; close(): void }> {
+  const controller = new AbortController();
+  const response = await fetch(`${base}/poll/${encodeURIComponent(group)}/${encodeURIComponent(id)}`, { signal: controller.signal });
+  if (response.status !== 200) throw new Error(`poll ${group}/${id}: status ${response.status}`);
+  const messages: { at: number; message: any }[] = [];
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  void (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          for (const line of event.split("\n")) if (line.startsWith("data: ")) messages.push({ at: Date.now(), message: JSON.parse(line.slice("data: ".length)) });
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  // The first comment line arrives once the server has registered the poller.
+  return { messages, close: () => controller.abort() };
+}
+
 export async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

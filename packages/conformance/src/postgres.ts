@@ -14,3 +14,5 @@ export type {
   PostgresSetupProject,
   ProvidedPostgres,
 } from "./postgres-global-setup.js";
+export { NetnsUnavailableError, createNetworkNamespaces, databaseUpstream, netnsUnavailableReason } from "./netns.js";
+export type { NetworkNamespaceOptions, NetworkNamespaces, WorkerNamespace } from "./netns.js";

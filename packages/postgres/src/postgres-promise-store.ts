@@ -1,6 +1,6 @@
 import {
-  CheckedPromiseStore, type MigrateResult, type PromiseBackend, type PromiseReader, type PromiseTransaction, type StepHook,
-  StoreClosedError, TransientStoreError,
+  CheckedPromiseStore, type LoadedRows, type MigrateResult, type PromiseBackend, type PromiseReader, type PromiseTransaction,
+  type RowKey, type StepHook, StoreClosedError, TransientStoreError,
 } from "@belay/contract";
 import { HintPublisher, HintSubscription, OUTBOX_WAITING, outboxChannel } from "./hints.js";
 import { PROMISE_SURFACE, checkSchema, migrateSurface } from "./migrate.js";
@@ -43,6 +43,45 @@ interface Written {
  * no commit at all. Should one find a row it would have to lock, it runs again in a transaction.
  */
 const OUTSIDE_TRANSACTION_FIRST = new Set(["promise.create", "task.create", "schedule.create", "promise.get", "task.get", "schedule.get"]);
+
+/**
+ * Creates whose first load is presumed to find nothing, without reading: a create is nearly
+ * always of a new id, and its write inserts that promise with a plain INSERT, which fails (23505)
+ * when the row exists after all — the operation then runs again with a real load. So the usual
+ * create costs one statement (one round trip) instead of a load and a write. The presumption
+ * stands only if the write inserts every promise presumed absent (a task or a branch exists only
+ * with its promise); a run that writes nothing, or not those inserts, runs again with a real load.
+ */
+const PRESUMED_ABSENT_FIRST = new Set(["promise.create", "task.create"]);
+
+/** What one attempt presumed absent without reading it. */
+interface Presumed {
+  /** Whether the attempt's first load may still be presumed. */
+  allowed: boolean;
+  /** The promises presumed absent. */
+  readonly ids: Set<string>;
+  /** Whether the write about to go out inserts every one of them. */
+  confirmed: boolean;
+}
+
+/** A presumption the operation's effects do not bear out: it runs again, reading. */
+class PresumptionUnconfirmed extends Error {
+  constructor() {
+    super("a promise presumed absent was not inserted");
+    this.name = "PresumptionUnconfirmed";
+  }
+}
+
+/** The rows of `keys` (promise and branchOf keys only), all absent. */
+function absentRows(keys: readonly RowKey[]): LoadedRows {
+  return {
+    promises: keys.filter((key) => key.kind === "promise").map((key) => ({ id: key.id, promise: null, task: null })),
+    awaiters: [],
+    listeners: [],
+    branches: [],
+    schedules: [],
+  };
+}
 
 /** An operation outside a transaction found a row it must lock: it runs again inside one. */
 class NeedsTransaction extends Error {
@@ -143,17 +182,29 @@ class PostgresPromiseBackend implements PromiseBackend {
     await this.#open();
     // With a step hook every operation is one transaction, so a fault at any step undoes it all.
     let outside = this.#hook === null && OUTSIDE_TRANSACTION_FIRST.has(operation);
+    // Only the first attempt presumes: after any rerun (a duplicate id among them) it reads.
+    let presume = outside && PRESUMED_ABSENT_FIRST.has(operation);
     for (let attempt = 1; ; ) {
       // Per attempt: a rolled-back attempt's writes never happened.
       const written: Written = { outbox: false };
+      const presumed: Presumed = { allowed: presume, ids: new Set(), confirmed: false };
+      presume = false;
       try {
-        const result = await runPromiseOperation(this.#pool, operation, { hook: this.#hook, begin: outside ? null : BEGIN_READ_COMMITTED }, (session) =>
-          work(this.#transaction(session, written, outside)),
-        );
+        const result = await runPromiseOperation(this.#pool, operation, { hook: this.#hook, begin: outside ? null : BEGIN_READ_COMMITTED }, async (session) => {
+          const tx = this.#transaction(session, written, outside, presumed);
+          const answer = await work(tx);
+          // Nothing written, so nothing confirmed the presumption: the answer may rest on it.
+          if (presumed.ids.size > 0 && !presumed.confirmed) throw new PresumptionUnconfirmed();
+          return answer;
+        });
         // Committed: only now may anyone be told (a NOTIFY inside the transaction would serialize commits).
         if (written.outbox) this.#announceOutbox();
         return result;
       } catch (error) {
+        if (error instanceof PresumptionUnconfirmed) continue;
+        // A create presumed a new id that exists: the same attempt again, reading (the insert
+        // failed, so nothing was written).
+        if (presumed.ids.size > 0 && stateOf(error) === "23505") continue;
         if (error instanceof NeedsTransaction) {
           // Nothing was written: the same attempt, in a transaction.
           outside = false;
@@ -179,7 +230,7 @@ class PostgresPromiseBackend implements PromiseBackend {
     return this.#meta.run("read", "autocommit", (session) => work(promiseReader(session, this.#sql)));
   }
 
-  #transaction(session: PromiseSession, written: Written, outside: boolean): PromiseTransaction {
+  #transaction(session: PromiseSession, written: Written, outside: boolean, presumed: Presumed): PromiseTransaction {
     const sql = this.#sql;
     const memo = new TransactionMemo();
     // Outside a transaction, rows found are not locked: deciding on them (to write, or with a
@@ -193,10 +244,22 @@ class PostgresPromiseBackend implements PromiseBackend {
     return {
       load: async (keys) => {
         locking();
+        const first = presumed.allowed;
+        presumed.allowed = false;
+        if (first && keys.every((key) => key.kind === "promise" || key.kind === "branchOf")) {
+          for (const key of keys) presumed.ids.add(key.id);
+          return absentRows(keys);
+        }
         return loadPromiseRows(session, sql, keys, memo, !outside);
       },
       apply: async (effects) => {
         locking();
+        if (presumed.ids.size > 0) {
+          const inserted = new Set(effects.promises.filter((w) => w.insert).map((w) => w.row.id));
+          for (const id of presumed.ids) if (!inserted.has(id)) throw new PresumptionUnconfirmed();
+          // The write's plain inserts confirm it: they fail if any of these rows exists.
+          presumed.confirmed = true;
+        }
         await applyPromiseEffects(session, sql, effects, memo);
         // An unblock already there is not written again; announcing it anyway costs a spare hint only.
         if (effects.outbox.length > 0) written.outbox = true;

@@ -38,6 +38,23 @@ function pipelining(client: PostgresPoolClient): boolean {
   return (client as { readonly pipeline?: unknown }).pipeline === true;
 }
 
+/** A socket whose writes can be held back and sent together. */
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+/**
+ * The socket under a `pg` client (its `connection.stream`), to cork while pipelined queries go
+ * out: pg writes each query the moment it is asked, so BEGIN and a load (or a write and its
+ * COMMIT) would be two system calls and two packets, each waking the backend. Not part of `pg`'s
+ * typed API: another driver, or a wrapped client, is simply not corked.
+ */
+function socketOf(client: PostgresPoolClient): Corkable | null {
+  const stream = (client as { readonly connection?: { readonly stream?: Partial<Corkable> } }).connection?.stream;
+  return typeof stream?.cork === "function" && typeof stream.uncork === "function" ? (stream as Corkable) : null;
+}
+
 /** `promise`, whose rejection counts as handled until someone awaits it. */
 function quiet<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => undefined);
@@ -64,6 +81,21 @@ export async function runPromiseOperation<T>(
     throw toStoreError(error, operation);
   }
   const pipelined = hook === null && pipelining(client);
+  const socket = pipelined ? socketOf(client) : null;
+  // Corked from the write until the COMMIT is queued behind it, so the two leave as one packet;
+  // a tick later at the latest, whatever happens in between.
+  let corked = false;
+  const uncork = () => {
+    if (!corked) return;
+    corked = false;
+    socket!.uncork();
+  };
+  const cork = () => {
+    if (socket === null || corked) return;
+    corked = true;
+    socket.cork();
+    process.nextTick(uncork);
+  };
   let began = false;
   let broken: unknown;
   // The write sent without waiting for its answer: awaited before anything else is.
@@ -88,15 +120,22 @@ export async function runPromiseOperation<T>(
     callerTransaction: false,
     query: async (statement, values = []) => {
       await settle();
-      const opened = open();
-      if (opened === null) return send(client, statement, values);
       if (!pipelined) {
-        await opened;
+        const opened = open();
+        if (opened !== null) await opened;
         return send(client, statement, values);
       }
-      // BEGIN and the statement in one round trip; a failed BEGIN is the failure to report.
-      const rows = quiet(send(client, statement, values));
-      await opened;
+      // BEGIN and the statement in one round trip (one packet); a failed BEGIN is the failure to report.
+      cork();
+      let opened: Promise<unknown> | null;
+      let rows: Promise<QueryRow[]>;
+      try {
+        opened = open();
+        rows = quiet(send(client, statement, values));
+      } finally {
+        uncork();
+      }
+      if (opened !== null) await opened;
       return rows;
     },
     ...(pipelined && begin !== null
@@ -107,6 +146,7 @@ export async function runPromiseOperation<T>(
             // that failed, it would run (and commit) on its own.
             const opened = open();
             if (opened !== null) await opened;
+            cork();
             inFlight = quiet(send(client, statement, values));
           },
         }
@@ -122,7 +162,12 @@ export async function runPromiseOperation<T>(
       // The COMMIT follows the write at once. After a failed write it ends the transaction as a
       // ROLLBACK (PostgreSQL's answer to COMMIT in an aborted transaction): the connection is
       // clean either way, and the write's failure is the operation's.
-      const committed = quiet(send(client, COMMIT, []));
+      let committed: Promise<unknown>;
+      try {
+        committed = quiet(send(client, COMMIT, []));
+      } finally {
+        uncork();
+      }
       let failure: { readonly error: unknown } | null = null;
       try {
         await settle();
@@ -137,6 +182,7 @@ export async function runPromiseOperation<T>(
     }
     return result;
   } catch (error) {
+    uncork();
     if (isConnectionError(error)) broken = error;
     else if (began) {
       try {

@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SqlitePromiseStore } from "../src/index.js";
+import { WAL_AUTOCHECKPOINT_PAGES } from "../src/sqlite-promise-backend.js";
 
 // What SqlitePromiseStore adds to the contract's front: its config, its transactions under the
 // file's write lock, the rerun of an operation whose insert finds its row present, its in-process
@@ -182,6 +183,39 @@ describe("SqlitePromiseStore", () => {
     expect(await search("é")).toEqual(["é1", "é2"]);
     expect(await search("\u{10FFFF}")).toEqual(["\u{10FFFF}a", "\u{10FFFF}\u{10FFFF}"]);
     expect(await search("\u{FFFF}")).toEqual(["\u{FFFF}x"]);
+    await store.close();
+  });
+
+  it("the WAL checkpoints every WAL_AUTOCHECKPOINT_PAGES pages, not SQLite's 1,000: it grows past 1,000 pages and stays bounded by the interval", async () => {
+    const path = fresh();
+    const store = new SqlitePromiseStore({ path });
+    await store.migrate();
+    const side = new Database(path, { readonly: true });
+    const frame = 24 + (side.pragma("page_size", { simple: true }) as number);
+    side.close();
+    const frames = () => (existsSync(`${path}-wal`) ? Math.max(0, statSync(`${path}-wal`).size - 32) / frame : 0);
+    const value = { data: "eyJvayI6dHJ1ZX0=" };
+    let n = 0;
+    const lifecycle = async () => {
+      const id = `w-${n++}`;
+      expect((await store.handle({ kind: "promise.create", id, timeoutAt: T + 3_600_000, tags: target, param: value }, T)).status).toBe(200);
+      expect((await store.handle({ kind: "task.acquire", id, version: 0, pid: "w", ttl: 60_000 }, T + 1)).status).toBe(200);
+      expect((await store.handle({ kind: "task.fulfill", id, version: 1, action: { kind: "promise.settle", id, state: "resolved", value } }, T + 2)).status).toBe(200);
+    };
+    // Up to 90 % of the interval: the WAL only grows (a checkpoint would let it restart, at the same size).
+    while (frames() < WAL_AUTOCHECKPOINT_PAGES * 0.9 && n < 5_000) await lifecycle();
+    expect(frames(), "the WAL grew past SQLite's default interval without a checkpoint").toBeGreaterThan(1_000);
+    // As many pages again: without a checkpoint the WAL would hold nearly twice the interval.
+    const perLifecycle = frames() / n;
+    const more = Math.ceil(WAL_AUTOCHECKPOINT_PAGES / perLifecycle);
+    let most = 0;
+    for (let i = 0; i < more; i++) {
+      await lifecycle();
+      most = Math.max(most, frames());
+    }
+    // The commit that crosses the interval checkpoints, and the WAL restarts from its start.
+    expect(most).toBeGreaterThanOrEqual(WAL_AUTOCHECKPOINT_PAGES);
+    expect(most).toBeLessThan(WAL_AUTOCHECKPOINT_PAGES * 1.1);
     await store.close();
   });
 

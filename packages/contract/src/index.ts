@@ -22,8 +22,8 @@ export { Mutex } from "./mutex.js";
 export { SeededRandom, hashText32, seededUnit } from "./random.js";
 export { encodeTags, decodeTags, encodeIds, decodeIds, encodeRetry, decodeRetry } from "./row-encodings.js";
 
-export { schemaVersionOf, assertSchemaUsable } from "./migrations.js";
-export type { Migration, SchemaState } from "./migrations.js";
+export { schemaVersionOf, assertSchemaUsable, schemaSurfaces } from "./migrations.js";
+export type { Migration, MigrationSurface, SchemaState } from "./migrations.js";
 
 export {
   TERMINAL_CAUSES,

@@ -51,3 +51,28 @@ export function assertSchemaUsable(found: SchemaState, known: number, where: str
   if (found.requires > known) throw new SchemaVersionError(found.version, known);
   if (found.version < known) throw new SchemaNotMigratedError(where);
 }
+
+/**
+ * One storage surface of a schema: its migrations, the version they create, and the table in the
+ * schema that records which ran. A store's job tables and its promise tables are two surfaces of
+ * one schema, each numbered on its own, so either store's `migrate()` creates only its own.
+ */
+export interface MigrationSurface {
+  /** The table of applied versions, in the schema. */
+  readonly versionTable: string;
+  readonly migrations: readonly Migration[];
+  readonly version: number;
+  /** How a refusal names what is missing. */
+  readonly what: string;
+}
+
+/** The job surface (`schema_migrations`) and the promise surface (`promise_migrations`) of a schema-based store. */
+export function schemaSurfaces(
+  jobs: readonly Migration[],
+  promises: readonly Migration[],
+): { readonly jobs: MigrationSurface; readonly promises: MigrationSurface } {
+  return {
+    jobs: { versionTable: "schema_migrations", migrations: jobs, version: schemaVersionOf(jobs), what: "schema" },
+    promises: { versionTable: "promise_migrations", migrations: promises, version: schemaVersionOf(promises), what: "promise tables of schema" },
+  };
+}

@@ -1,32 +1,12 @@
-import { type MigrateResult, type Migration, type QueryRow, SchemaNotMigratedError, SchemaVersionError, assertSchemaUsable } from "@belay/contract";
-import { MIGRATIONS, PROMISE_MIGRATIONS, PROMISE_SCHEMA_VERSION, SCHEMA_VERSION } from "./migrations/index.js";
+import { type MigrateResult, type MigrationSurface, type QueryRow, SchemaNotMigratedError, SchemaVersionError, assertSchemaUsable, schemaSurfaces } from "@belay/contract";
+import { MIGRATIONS, PROMISE_MIGRATIONS, SCHEMA_VERSION } from "./migrations/index.js";
 import { sqlState } from "./pg-errors.js";
 import { type Executor, adHoc } from "./session.js";
 
-/**
- * One storage surface of a schema: its migrations and the table recording which ran. The job
- * tables (`PostgresStore`) and the promise tables (`PostgresPromiseStore`) are two surfaces of one
- * schema, each numbered on its own; either store's `migrate()` creates only its own.
- */
-export interface Surface {
-  /** The table of applied versions, in the schema. */
-  readonly versionTable: string;
-  readonly migrations: readonly Migration[];
-  readonly version: number;
-  /** How a refusal names what is missing. */
-  readonly what: string;
-}
+/** A storage surface of the schema: the job tables (`PostgresStore`) or the promise tables (`PostgresPromiseStore`). */
+export type Surface = MigrationSurface;
 
-/** The job tables. */
-export const JOB_SURFACE: Surface = { versionTable: "schema_migrations", migrations: MIGRATIONS, version: SCHEMA_VERSION, what: "schema" };
-
-/** The promise tables. */
-export const PROMISE_SURFACE: Surface = {
-  versionTable: "promise_migrations",
-  migrations: PROMISE_MIGRATIONS,
-  version: PROMISE_SCHEMA_VERSION,
-  what: "promise tables of schema",
-};
+export const { jobs: JOB_SURFACE, promises: PROMISE_SURFACE } = schemaSurfaces(MIGRATIONS, PROMISE_MIGRATIONS);
 
 /**
  * Creates or upgrades the schema. Concurrent callers (several processes starting at once)

@@ -1,31 +1,14 @@
-import { type MigrateResult, type Migration, SchemaNotMigratedError, SchemaVersionError, assertSchemaUsable } from "@belay/contract";
-import { MIGRATIONS, PROMISE_MIGRATIONS, PROMISE_SCHEMA_VERSION, SCHEMA_VERSION } from "./migrations/index.js";
+import { type MigrateResult, type Migration, type MigrationSurface, SchemaNotMigratedError, SchemaVersionError, assertSchemaUsable, schemaSurfaces } from "@belay/contract";
+import { MIGRATIONS, PROMISE_MIGRATIONS } from "./migrations/index.js";
 import { errorNumbers } from "./mssql-errors.js";
 import type { Executor } from "./session.js";
 import { statement } from "./statements.js";
 import { toInt } from "./keys.js";
 
-/**
- * One storage surface of a schema: its migrations and the table recording which ran. The job
- * tables (`SqlServerStore`) and the promise tables (`SqlServerPromiseStore`) are two surfaces of
- * one schema, each numbered on its own; either store's `migrate()` creates only its own.
- */
-export interface Surface {
-  readonly versionTable: string;
-  readonly migrations: readonly Migration[];
-  readonly version: number;
-  /** How a refusal names what is missing. */
-  readonly what: string;
-}
+/** A storage surface of the schema: the job tables (`SqlServerStore`) or the promise tables (`SqlServerPromiseStore`). */
+export type Surface = MigrationSurface;
 
-export const JOB_SURFACE: Surface = { versionTable: "schema_migrations", migrations: MIGRATIONS, version: SCHEMA_VERSION, what: "schema" };
-
-export const PROMISE_SURFACE: Surface = {
-  versionTable: "promise_migrations",
-  migrations: PROMISE_MIGRATIONS,
-  version: PROMISE_SCHEMA_VERSION,
-  what: "promise tables of schema",
-};
+export const { jobs: JOB_SURFACE, promises: PROMISE_SURFACE } = schemaSurfaces(MIGRATIONS, PROMISE_MIGRATIONS);
 
 /**
  * The migration lock: a transaction-owned application lock per schema (both surfaces take the

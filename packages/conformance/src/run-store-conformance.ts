@@ -10,6 +10,7 @@ import { hintClauses } from "./clauses/hints.js";
 import { historyClauses } from "./clauses/history.js";
 import { inputClauses } from "./clauses/input.js";
 import { leaseClauses } from "./clauses/leases.js";
+import { maintainerClauses } from "./clauses/maintainer.js";
 import { migrationClauses } from "./clauses/migrations.js";
 import { observerSubscriptionClauses } from "./clauses/observer-subscriptions.js";
 import { observerClauses } from "./clauses/observers.js";
@@ -83,6 +84,7 @@ export function runStoreConformance(options: StoreConformanceOptions): void {
     describe("tags", () => tagClauses(ctx));
     describe("workflows", () => workflowClauses(ctx));
     describe("retention", () => retentionClauses(ctx));
+    describe("maintainer", () => maintainerClauses(ctx));
     describe("observers", () => {
       observerClauses(ctx);
       observerSubscriptionClauses(ctx);

@@ -3,6 +3,7 @@ import { CapabilityNotSupportedError, TransactionNotSupportedError } from "./err
 import { requireId } from "./input.js";
 import type { HintListener, JobStore, MigrateResult, StepHook, StoreCapabilities } from "./job-store.js";
 import {
+  assertAcquireMaintainerLeaseRequest,
   assertClaimObserverDeliveriesRequest,
   assertClaimRequest,
   assertEnqueueRequest,
@@ -19,6 +20,7 @@ import {
   assertPurgeTerminalRequest,
   assertQueueActionRequest,
   assertRegisterObserverRequest,
+  assertReleaseMaintainerLeaseRequest,
   assertReleaseRequest,
   assertReportObserverDeliveriesRequest,
   assertReportOutcomesRequest,
@@ -253,6 +255,18 @@ export class CheckedJobStore<Operations extends JobStoreOperations = JobStoreOpe
   async purgeTerminal(request: contract.PurgeTerminalRequest): Promise<contract.PurgeTerminalResult> {
     assertPurgeTerminalRequest(request);
     return this.operations.purgeTerminal(request);
+  }
+
+  // ---- the maintainer lease ---------------------------------------------------------------------
+
+  async acquireMaintainerLease(request: contract.AcquireMaintainerLeaseRequest): Promise<contract.AcquireMaintainerLeaseResult> {
+    assertAcquireMaintainerLeaseRequest(request, this.#bounds);
+    return this.operations.acquireMaintainerLease(request);
+  }
+
+  async releaseMaintainerLease(request: contract.ReleaseMaintainerLeaseRequest): Promise<contract.ReleaseMaintainerLeaseResult> {
+    assertReleaseMaintainerLeaseRequest(request, this.#bounds);
+    return this.operations.releaseMaintainerLease(request);
   }
 
   // ---- observers -----------------------------------------------------------------------------

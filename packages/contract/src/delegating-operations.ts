@@ -19,6 +19,8 @@ export const DELEGATED_OPERATIONS = [
   "getJob", "getJobOutput", "getJobHistory", "listJobs", "countJobs", "listQueueSettings", "getDependencies", "facetTags", "suggestTags",
   // workflows and retention
   "getWorkflow", "listWorkflows", "purgeTerminal",
+  // the maintainer lease
+  "acquireMaintainerLease", "releaseMaintainerLease",
   // observers
   "registerObserver", "removeObserver", "claimObserverDeliveries", "reportObserverDeliveries", "getObserver", "listObservers", "listObserverDeadLetters",
 ] as const satisfies readonly (keyof JobStoreOperations)[];

@@ -26,6 +26,8 @@
  *   is derived from its members.
  * - **worker / pump / worker group** — a pump is one claim→run→report loop with its own worker
  *   id; a worker group is a pool of slots serving some queues with one or more pumps.
+ * - **maintainer** — the one worker of a cluster that mints schedules, sweeps expired leases and
+ *   purges, elected by the store's maintainer lease (taken, renewed, taken over once dead).
  *
  * ## Rules every operation follows
  * 1. **Time comes from the caller.** Each time-dependent operation takes `now`; a store never
@@ -91,6 +93,12 @@ import type {
   RequeueResult,
   SetConcurrencyLimitRequest,
 } from "./operator.js";
+import type {
+  AcquireMaintainerLeaseRequest,
+  AcquireMaintainerLeaseResult,
+  ReleaseMaintainerLeaseRequest,
+  ReleaseMaintainerLeaseResult,
+} from "./maintainer.js";
 import type { PurgeTerminalRequest, PurgeTerminalResult } from "./retention.js";
 import type {
   MintDueRequest,
@@ -344,6 +352,22 @@ export interface JobStore {
 
   /** Deletes up to `max` terminal jobs of one class that ended before `before`; see the result type. */
   purgeTerminal(request: PurgeTerminalRequest): Promise<PurgeTerminalResult>;
+
+  // ---- the maintainer lease -------------------------------------------------------------------
+
+  /**
+   * Takes or renews the store's one maintainer lease for `holder`, to `now + leaseMs`, when it is
+   * free, dead at `now`, or already `holder`'s (`decideMaintainerLease`, the one rule); otherwise
+   * answers `heldByOther` with the live holder and its expiry. Atomic: of concurrent candidates
+   * for a free or dead lease exactly one is granted. A renewal never shortens the lease.
+   */
+  acquireMaintainerLease(request: AcquireMaintainerLeaseRequest): Promise<AcquireMaintainerLeaseResult>;
+
+  /**
+   * Frees the maintainer lease at once if `holder` holds it (a clean shutdown, so a standby takes
+   * over on its next try instead of after expiry); `notHeld` and nothing changed otherwise.
+   */
+  releaseMaintainerLease(request: ReleaseMaintainerLeaseRequest): Promise<ReleaseMaintainerLeaseResult>;
 
   // ---- observers -----------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ import type { FacetRequest, JobFilter, ListJobsRequest, SuggestTagsRequest } fro
 import type { EnqueueWorkflowRequest, ListWorkflowsRequest } from "./workflows.js";
 import type { ClaimObserverDeliveriesRequest, RegisterObserverRequest, ReportObserverDeliveriesRequest } from "./observers.js";
 import type { JobActionRequest, ListAuditRequest, QueueActionRequest, SetConcurrencyLimitRequest } from "./operator.js";
+import type { AcquireMaintainerLeaseRequest, ReleaseMaintainerLeaseRequest } from "./maintainer.js";
 import type { PurgeTerminalRequest } from "./retention.js";
 import {
   type MintDueRequest,
@@ -251,6 +252,18 @@ export function assertListAuditRequest(request: ListAuditRequest): void {
     throw new InvalidInputError("order", "must be oldestFirst or newestFirst");
   }
   requirePageLimit(request.limit);
+}
+
+export function assertAcquireMaintainerLeaseRequest(request: AcquireMaintainerLeaseRequest, bounds: Bounds): void {
+  requireObject(request, "request");
+  requireId(request.holder, "holder", bounds);
+  requireInteger(request.leaseMs, "leaseMs", 1, MAX_DURATION_MS);
+  requireInstant(request.now, "now");
+}
+
+export function assertReleaseMaintainerLeaseRequest(request: ReleaseMaintainerLeaseRequest, bounds: Bounds): void {
+  requireObject(request, "request");
+  requireId(request.holder, "holder", bounds);
 }
 
 export function assertPurgeTerminalRequest(request: PurgeTerminalRequest): void {

@@ -1,4 +1,6 @@
 import {
+  type AcquireMaintainerLeaseRequest,
+  type AcquireMaintainerLeaseResult,
   type AuditPage,
   type CancelResult,
   type ClaimObserverDeliveriesRequest,
@@ -39,6 +41,8 @@ import {
   type QueueSettings,
   type RegisterObserverRequest,
   type RegisterObserverResult,
+  type ReleaseMaintainerLeaseRequest,
+  type ReleaseMaintainerLeaseResult,
   type ReleaseRequest,
   type ReleaseResult,
   type RemoveScheduleResult,
@@ -68,6 +72,7 @@ import { listAuditRecords } from "./ops/audit.js";
 import { claim } from "./ops/claim.js";
 import { enqueue } from "./ops/enqueue.js";
 import { expireLeases, heartbeat, release } from "./ops/leases.js";
+import { acquireMaintainerLease, releaseMaintainerLease } from "./ops/maintainer.js";
 import {
   claimObserverDeliveries,
   getObserver,
@@ -248,6 +253,14 @@ export class MemoryOperations implements JobStoreOperations {
     const result = await this.#runner.write("purgeTerminal", (undo) => purgeTerminal(this.#state, undo, request));
     if (result.purged > 0) await this.#runner.read(() => compactLog(this.#state));
     return result;
+  }
+
+  acquireMaintainerLease(request: AcquireMaintainerLeaseRequest): Promise<AcquireMaintainerLeaseResult> {
+    return this.#runner.write("acquireMaintainerLease", (undo) => acquireMaintainerLease(this.#state, undo, request));
+  }
+
+  releaseMaintainerLease(request: ReleaseMaintainerLeaseRequest): Promise<ReleaseMaintainerLeaseResult> {
+    return this.#runner.write("releaseMaintainerLease", (undo) => releaseMaintainerLease(this.#state, undo, request));
   }
 
   registerObserver(request: RegisterObserverRequest): Promise<RegisterObserverResult> {

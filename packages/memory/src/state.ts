@@ -6,6 +6,7 @@ import type {
   HistoryPolicy,
   Instant,
   JobState,
+  MaintainerLease,
   ObserverDeadLetter,
   ObserverSubscription,
   RetentionClass,
@@ -148,6 +149,8 @@ export class MemoryState {
   readonly observers = new Map<string, ObserverRow>();
   /** Queues that got a job due by the operation's `now`: hinted after the operation commits. */
   readonly dueQueues = new Set<string>();
+  /** The maintainer lease (`null`: free); patched through the undo log. */
+  readonly maintainer: { lease: MaintainerLease | null } = { lease: null };
   /** Counters; patched through the undo log like everything else. */
   readonly sequences = { job: 0, position: 0, audit: 0, workflow: 0 };
 

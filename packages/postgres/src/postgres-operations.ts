@@ -23,6 +23,7 @@ import * as audit from "./sql/audit.js";
 import * as claim from "./sql/claim.js";
 import * as enqueues from "./sql/enqueue.js";
 import * as leases from "./sql/leases.js";
+import * as maintainer from "./sql/maintainer.js";
 import * as observers from "./sql/observers.js";
 import * as operator from "./sql/operator.js";
 import * as outcomes from "./sql/outcomes.js";
@@ -60,7 +61,7 @@ export class PostgresOperations extends DelegatingOperations<StoreContext> imple
   #closed = false;
 
   constructor(config: PostgresStoreConfig) {
-    super({ ...audit, ...claim, ...enqueues, ...leases, ...observers, ...operator, ...outcomes, ...reads, ...retention, ...schedules, ...tags, ...workflows });
+    super({ ...audit, ...claim, ...enqueues, ...leases, ...maintainer, ...observers, ...operator, ...outcomes, ...reads, ...retention, ...schedules, ...tags, ...workflows });
     this.#config = resolvePostgresStoreConfig(config);
     const bounds = resolveBounds(config.bounds);
     this.#ownsPool = config.pool === undefined;

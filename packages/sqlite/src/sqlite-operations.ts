@@ -9,6 +9,7 @@ import { listAuditRecords } from "./sql/audit.js";
 import { claim } from "./sql/claim.js";
 import { enqueue } from "./sql/enqueue.js";
 import { expireLeases, heartbeat, release } from "./sql/leases.js";
+import { acquireMaintainerLease, releaseMaintainerLease } from "./sql/maintainer.js";
 import * as observers from "./sql/observers.js";
 import * as operator from "./sql/operator.js";
 import { reportOutcomes } from "./sql/outcomes.js";
@@ -265,6 +266,16 @@ export class SqliteOperations implements contract.JobStoreOperations {
 
   purgeTerminal(request: contract.PurgeTerminalRequest): Promise<contract.PurgeTerminalResult> {
     return this.#write("purgeTerminal", purgeTerminal, request);
+  }
+
+  // ---- the maintainer lease ----------------------------------------------------------------------
+
+  acquireMaintainerLease(request: contract.AcquireMaintainerLeaseRequest): Promise<contract.AcquireMaintainerLeaseResult> {
+    return this.#write("acquireMaintainerLease", acquireMaintainerLease, request);
+  }
+
+  releaseMaintainerLease(request: contract.ReleaseMaintainerLeaseRequest): Promise<contract.ReleaseMaintainerLeaseResult> {
+    return this.#write("releaseMaintainerLease", releaseMaintainerLease, request);
   }
 
   // ---- observers -----------------------------------------------------------------------------

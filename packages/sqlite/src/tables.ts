@@ -18,6 +18,7 @@ export interface Tables {
   readonly observers: string;
   readonly deliveries: string;
   readonly deadLetters: string;
+  readonly maintainerLease: string;
   // The promise surface (`SqlitePromiseStore`): its own tables and version table under the same prefix.
   readonly promiseMigrations: string;
   readonly promises: string;
@@ -49,6 +50,7 @@ export function tablesFor(prefix: string): Tables {
     observers: name("observers"),
     deliveries: name("observer_deliveries"),
     deadLetters: name("observer_dead_letters"),
+    maintainerLease: name("maintainer_lease"),
     promiseMigrations: name("promise_migrations"),
     promises: name("promises"),
     tasks: name("tasks"),

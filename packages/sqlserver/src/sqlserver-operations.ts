@@ -18,6 +18,7 @@ import * as audit from "./sql/audit.js";
 import * as claim from "./sql/claim.js";
 import * as enqueues from "./sql/enqueue.js";
 import * as leases from "./sql/leases.js";
+import * as maintainer from "./sql/maintainer.js";
 import * as observers from "./sql/observers.js";
 import * as operator from "./sql/operator.js";
 import * as outcomes from "./sql/outcomes.js";
@@ -72,7 +73,7 @@ export class SqlServerOperations extends DelegatingOperations<StoreContext> impl
   #closed = false;
 
   constructor(config: SqlServerStoreConfig) {
-    super({ ...audit, ...claim, ...enqueues, ...leases, ...observers, ...operator, ...outcomes, ...reads, ...retention, ...schedules, ...tags, ...workflows });
+    super({ ...audit, ...claim, ...enqueues, ...leases, ...maintainer, ...observers, ...operator, ...outcomes, ...reads, ...retention, ...schedules, ...tags, ...workflows });
     this.#config = resolveSqlServerStoreConfig(config);
     this.#pool = poolSource(config);
     const { schema, schemaName, bounds, historyPolicy } = this.#config;

@@ -2,6 +2,7 @@ import { type Migration, schemaVersionOf } from "@belay/contract";
 import { migration000001 } from "./000001.js";
 import { migration000002 } from "./000002.js";
 import { migration000003 } from "./000003.js";
+import { migration000004 } from "./000004.js";
 import { promiseMigration000001 } from "./promise-000001.js";
 
 /**
@@ -14,6 +15,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, requires: 1, sql: migration000001 },
   { version: 2, requires: 1, sql: migration000002 },
   { version: 3, requires: 1, sql: migration000003 },
+  { version: 4, requires: 1, sql: migration000004 },
 ]);
 
 /** The schema version this build of the store knows (and `migrate()` creates). */

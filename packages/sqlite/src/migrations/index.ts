@@ -1,6 +1,7 @@
 import { type Migration, schemaVersionOf } from "@belay/contract";
 import { MIGRATION_000001 } from "./000001.js";
 import { MIGRATION_000002 } from "./000002.js";
+import { MIGRATION_000003 } from "./000003.js";
 
 /** A migration's SQL template (`{prefix}` standing for the table prefix) for one prefix. */
 const withPrefix = (template: string) => (prefix: string) => template.replaceAll("{prefix}", prefix);
@@ -13,6 +14,7 @@ const withPrefix = (template: string) => (prefix: string) => template.replaceAll
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, requires: 1, sql: withPrefix(MIGRATION_000001) },
   { version: 2, requires: 1, sql: withPrefix(MIGRATION_000002) },
+  { version: 3, requires: 1, sql: withPrefix(MIGRATION_000003) },
 ]);
 
 /** The schema version this package creates and knows. */

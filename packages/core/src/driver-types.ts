@@ -1,4 +1,5 @@
 import type {
+  AcquireMaintainerLeaseResult,
   ClaimedJob, HeartbeatResult, HeldLease, Instant, MintDecision, OutcomeReport, OutcomeResult, ReleaseResult, RetentionClass,
   RetryDisposition, ScheduleRecord, Tag,
 } from "@belay/contract";
@@ -30,9 +31,22 @@ export interface DriverConfig {
   readonly maxPollIntervalMs: number;
   /** Most outcomes in one report. */
   readonly outcomeBatch: number;
-  /** Whether this pump sweeps leases, mints schedules and purges (one pump per group is enough). */
+  /** Whether this pump sweeps leases, mints schedules and purges. */
   readonly maintenance: boolean;
   readonly maintenanceIntervalMs: number;
+  /**
+   * The cluster-wide election: with it, a maintenance round runs only while this pump holds the
+   * store's maintainer lease under `holder` — taken or renewed for `leaseMs` first thing every
+   * round (and again mid-round once it has lapsed), released on a graceful stop. A standby tries
+   * again each round, and at the holder's expiry when that comes sooner. Without it, every round
+   * runs (the pump is the maintainer by configuration).
+   */
+  readonly maintainerLease?: { readonly holder: string; readonly leaseMs: number };
+  /**
+   * The lease-expiry sweeps of a round, in order. Default: one over this pump's queues under
+   * `groupRetry`.
+   */
+  readonly expirySweeps?: readonly ExpirySweep[];
   /** Retention per class; `null` keeps those jobs forever. */
   readonly retention: Readonly<Record<RetentionClass, number | null>>;
   /** Purge batch size. */
@@ -43,6 +57,13 @@ export interface DriverConfig {
   readonly retryFor: (job: ClaimedJob) => RetryPolicy;
   /** The group's policy, applied by lease-expiry sweeps. */
   readonly groupRetry: RetryDisposition;
+}
+
+/** One lease-expiry sweep of a maintenance round: the queues it covers (all when omitted) and their fallback policy. */
+export interface ExpirySweep {
+  readonly queues?: readonly string[];
+  /** The policy for jobs without one of their own. */
+  readonly retry: RetryDisposition;
 }
 
 /** What a handler's execution ended in, as the shell saw it. */
@@ -59,7 +80,7 @@ export type ExecutionResult =
   | { readonly type: "unroutable"; readonly reason: string };
 
 /** A maintenance task the driver runs on its cadence. */
-export type MaintenanceTask = "expireLeases" | "schedules" | "purgeSucceededOrCancelled" | "purgeDeadLetteredOrQuarantined";
+export type MaintenanceTask = "maintainerLease" | "expireLeases" | "schedules" | "purgeSucceededOrCancelled" | "purgeDeadLetteredOrQuarantined";
 
 /** A store fault, classified by the shell. */
 export interface StoreFault {
@@ -111,6 +132,10 @@ export type DriverEvent =
       readonly now: Instant;
     }
   | { readonly type: "maintenanceFailed"; readonly task: MaintenanceTask; readonly fault: StoreFault; readonly now: Instant }
+  /** The store's answer to `acquireMaintainerLease` (a failure is `maintenanceFailed` of task `maintainerLease`). */
+  | { readonly type: "maintainerLeaseAnswered"; readonly result: AcquireMaintainerLeaseResult; readonly now: Instant }
+  /** `releaseMaintainerLease` settled, either way: an unreleased lease just lapses. */
+  | { readonly type: "maintainerLeaseReleased"; readonly now: Instant }
   | { readonly type: "released"; readonly results: readonly ReleaseResult[]; readonly now: Instant }
   | { readonly type: "releaseFailed"; readonly leases: readonly HeldLease[]; readonly fault: StoreFault; readonly now: Instant }
   | { readonly type: "stopRequested"; readonly now: Instant }
@@ -127,10 +152,13 @@ export type DriverCommand =
   | { readonly type: "heartbeat"; readonly leases: readonly HeldLease[]; readonly leaseMs: number }
   | { readonly type: "abort"; readonly jobId: string; readonly reason: AbortReason }
   | { readonly type: "release"; readonly leases: readonly HeldLease[] }
+  | { readonly type: "acquireMaintainerLease"; readonly holder: string; readonly leaseMs: number }
+  | { readonly type: "releaseMaintainerLease"; readonly holder: string }
   | {
       readonly type: "expireLeases";
       readonly max: number;
-      readonly queues: readonly string[];
+      /** Omitted: every queue. */
+      readonly queues?: readonly string[];
       readonly retry: RetryDisposition;
     }
   | { readonly type: "loadSchedules" }
@@ -157,4 +185,6 @@ export interface DriverSnapshot {
   /** Outcomes waiting for, or in, a report. */
   readonly unreported: number;
   readonly poolSize: number;
+  /** This pump runs maintenance rounds now: holds the maintainer lease, or maintains without an election. */
+  readonly maintainer: boolean;
 }

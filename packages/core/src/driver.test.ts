@@ -1187,3 +1187,135 @@ describe("driver: prefetch", () => {
     expect(rig.driver.snapshot().executing).toBe(1);
   });
 });
+
+// ---- the maintainer election -----------------------------------------------------------------
+
+describe("driver: maintainer election", () => {
+  const T = Date.parse("2026-05-04T10:00:30Z");
+  const election = {
+    maintenance: true,
+    maintenanceIntervalMs: 5_000,
+    pollIntervalMs: 60_000,
+    maxPollIntervalMs: 60_000,
+    maintainerLease: { holder: "m1", leaseMs: 15_000 },
+    retention: { succeededOrCancelled: null, deadLetteredOrQuarantined: null },
+  };
+  const granted = (expiresAt: number, holder = "m1") => ({ type: "maintainerLeaseAnswered" as const, result: { status: "granted" as const, holder, expiresAt } });
+  const refused = (expiresAt: number, holder = "m2") => ({
+    type: "maintainerLeaseAnswered" as const,
+    result: { status: "heldByOther" as const, holder, expiresAt },
+  });
+  const maintenanceOf = (commands: readonly DriverCommand[]) =>
+    commands.filter((c) => ["acquireMaintainerLease", "releaseMaintainerLease", "expireLeases", "loadSchedules", "mintDue", "purge"].includes(c.type));
+
+  it("election: a round starts by taking the lease; granted, the sweeps and minting follow", () => {
+    const rig = new Rig(election);
+    expect(maintenanceOf(rig.start(T))).toEqual([{ type: "acquireMaintainerLease", holder: "m1", leaseMs: 15_000 }]);
+    expect(rig.driver.snapshot().maintainer).toBe(false);
+    expect(maintenanceOf(rig.step(granted(T + 15_000), T + 1))).toEqual([{ type: "expireLeases", max: 32, queues: ["default"], retry: config().groupRetry }]);
+    expect(rig.driver.snapshot().maintainer).toBe(true);
+    expect(types(rig.step({ type: "maintained", task: "expireLeases", count: 0, full: false }, T + 2))).toEqual(["loadSchedules"]);
+    expect(rig.step({ type: "schedulesLoaded", schedules: [] }, T + 3)).toEqual([{ type: "wakeAt", at: T + 5_000 }]);
+    // The next round renews first.
+    expect(maintenanceOf(rig.step({ type: "timer" }, T + 5_000))).toEqual([{ type: "acquireMaintainerLease", holder: "m1", leaseMs: 15_000 }]);
+  });
+
+  it("election: a standby runs nothing of the round and tries again at the next, or at the holder's expiry when sooner", () => {
+    const rig = new Rig(election);
+    rig.start(T);
+    expect(rig.step(refused(T + 60_000), T + 1)).toEqual([{ type: "wakeAt", at: T + 5_000 }]);
+    expect(rig.driver.snapshot().maintainer).toBe(false);
+    expect(maintenanceOf(rig.step({ type: "timer" }, T + 5_000))).toEqual([{ type: "acquireMaintainerLease", holder: "m1", leaseMs: 15_000 }]);
+    // The holder's lease ends before the next round: the standby wakes at its expiry.
+    expect(rig.step(refused(T + 7_000), T + 5_001)).toEqual([{ type: "wakeAt", at: T + 7_000 }]);
+    expect(maintenanceOf(rig.step({ type: "timer" }, T + 7_000))).toEqual([{ type: "acquireMaintainerLease", holder: "m1", leaseMs: 15_000 }]);
+    expect(types(maintenanceOf(rig.step(granted(T + 22_000), T + 7_001)))).toEqual(["expireLeases"]);
+    const all = maintenanceOf(rig.log).map((c) => c.type);
+    expect(all.filter((t) => t === "expireLeases")).toHaveLength(1); // only once it held the lease
+  });
+
+  it("election: a holder taken over (its renewal refused) stops maintaining", () => {
+    const rig = new Rig(election);
+    rig.start(T);
+    rig.step(granted(T + 15_000), T);
+    rig.step({ type: "maintained", task: "expireLeases", count: 0, full: false }, T);
+    rig.step({ type: "schedulesLoaded", schedules: [] }, T);
+    rig.step({ type: "timer" }, T + 5_000);
+    expect(maintenanceOf(rig.step(refused(T + 30_000), T + 5_001))).toEqual([]);
+    expect(rig.driver.snapshot().maintainer).toBe(false);
+  });
+
+  it("election: a round that outlasts the lease renews it before its next task", () => {
+    const rig = new Rig({ ...election, retention: { succeededOrCancelled: DAY, deadLetteredOrQuarantined: null } });
+    rig.start(T);
+    rig.step(granted(T + 15_000), T);
+    // A long run of full sweeps, past the lease's expiry.
+    rig.step({ type: "maintained", task: "expireLeases", count: 32, full: true }, T + 10_000);
+    expect(maintenanceOf(rig.step({ type: "maintained", task: "expireLeases", count: 32, full: true }, T + 15_000))).toEqual([
+      { type: "acquireMaintainerLease", holder: "m1", leaseMs: 15_000 },
+    ]);
+    // Renewed: the sweep that filled its batch goes on.
+    expect(types(maintenanceOf(rig.step(granted(T + 30_000), T + 15_001)))).toEqual(["expireLeases"]);
+  });
+
+  it("election: every configured sweep runs in order, the last over all queues", () => {
+    const a = { maxAttempts: 3, delaysMs: [1] };
+    const b = { maxAttempts: 7, delaysMs: [2] };
+    const rig = new Rig({ ...election, expirySweeps: [{ queues: ["a"], retry: a }, { queues: ["b"], retry: b }, { retry: a }] });
+    rig.start(T);
+    expect(maintenanceOf(rig.step(granted(T + 15_000), T))).toEqual([{ type: "expireLeases", max: 32, queues: ["a"], retry: a }]);
+    // A full batch reruns the same sweep, not the first one.
+    rig.step({ type: "maintained", task: "expireLeases", count: 0, full: false }, T);
+    expect(maintenanceOf(rig.step({ type: "maintained", task: "expireLeases", count: 32, full: true }, T))).toEqual([
+      { type: "expireLeases", max: 32, queues: ["b"], retry: b },
+    ]);
+    rig.step({ type: "maintenanceFailed", task: "expireLeases", fault: { transient: true, message: "busy" } }, T);
+    // The failed sweep is the one retried after the backoff.
+    expect(maintenanceOf(rig.step({ type: "timer" }, T + 100))).toEqual([{ type: "expireLeases", max: 32, queues: ["b"], retry: b }]);
+    expect(maintenanceOf(rig.step({ type: "maintained", task: "expireLeases", count: 0, full: false }, T + 101))).toEqual([
+      { type: "expireLeases", max: 32, retry: a },
+    ]);
+  });
+
+  it("election: a failed lease request backs off and asks again; nothing else of the round runs meanwhile", () => {
+    const rig = new Rig(election);
+    rig.start(T);
+    const out = rig.step({ type: "maintenanceFailed", task: "maintainerLease", fault: { transient: true, message: "timeout" } }, T + 1);
+    expect(maintenanceOf(out)).toEqual([]);
+    expect(maintenanceOf(rig.step({ type: "timer" }, T + 101))).toEqual([{ type: "acquireMaintainerLease", holder: "m1", leaseMs: 15_000 }]);
+  });
+
+  it("stop: the holder releases the lease once its task in flight is done, and stops after the release settles", () => {
+    const rig = new Rig(election);
+    rig.start(T);
+    rig.claimed([], null, T);
+    rig.step(granted(T + 15_000), T);
+    const stopping = rig.step({ type: "stopRequested" }, T + 1);
+    expect(maintenanceOf(stopping)).toEqual([]); // the sweep is still in flight
+    const done = rig.step({ type: "maintained", task: "expireLeases", count: 0, full: false }, T + 2);
+    expect(done).toEqual([{ type: "releaseMaintainerLease", holder: "m1" }]);
+    expect(rig.step({ type: "maintainerLeaseReleased" }, T + 3)).toEqual([{ type: "stopped" }]);
+  });
+
+  it("stop: a standby, or a holder whose grant comes back after the stop, releases only what it holds", () => {
+    const standby = new Rig(election);
+    standby.start(T);
+    standby.claimed([], null, T);
+    standby.step({ type: "stopRequested" }, T + 1);
+    expect(standby.step(refused(T + 9_000), T + 2)).toEqual([{ type: "stopped" }]);
+
+    const late = new Rig(election);
+    late.start(T);
+    late.claimed([], null, T);
+    late.step({ type: "stopRequested" }, T + 1);
+    expect(late.step(granted(T + 15_000), T + 2)).toEqual([{ type: "releaseMaintainerLease", holder: "m1" }]);
+    expect(late.step({ type: "maintainerLeaseReleased" }, T + 3)).toEqual([{ type: "stopped" }]);
+  });
+
+  it("without an election, a maintenance pump maintains from the start and never asks for the lease", () => {
+    const { maintainerLease: _, ...unelected } = election;
+    const rig = new Rig(unelected);
+    expect(types(maintenanceOf(rig.start(T)))).toEqual(["expireLeases"]);
+    expect(rig.driver.snapshot().maintainer).toBe(true);
+  });
+});

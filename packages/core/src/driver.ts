@@ -53,6 +53,7 @@ export class NodeDriver {
       waiting: this.#slots.waiting,
       unreported: this.#outcomes.unreported,
       poolSize: this.#config.poolSize,
+      maintainer: this.#maintenance.maintaining,
     };
   }
 
@@ -118,6 +119,13 @@ export class NodeDriver {
         this.#faults.recovered();
         if (this.#maintenance.onMaintained(event)) this.#claims.wantPoll();
         break;
+      case "maintainerLeaseAnswered":
+        this.#faults.recovered();
+        this.#maintenance.onLeaseAnswered(event.result, now);
+        break;
+      case "maintainerLeaseReleased":
+        this.#maintenance.onLeaseReleased();
+        break;
       case "maintenanceFailed":
         this.#maintenance.onMaintenanceFailed();
         if (this.#fault(event.fault, out)) this.#maintenance.backOff(event.task, now);
@@ -178,6 +186,7 @@ export class NodeDriver {
       this.#maintenance.maybeMaintain(now, out);
     }
     this.#leases.maybeHeartbeat(now, out);
+    if (this.#phase === "stopping") this.#maintenance.maybeRelease(out);
     if (this.#phase === "stopping" && this.#drained()) {
       this.#phase = "stopped";
       if (!this.#stopAnnounced) {

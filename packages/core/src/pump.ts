@@ -1,4 +1,4 @@
-import { type ClaimedJob, type JobStore, type OutcomeResult, type Tag, utf8ByteLength } from "@belay/contract";
+import { type AcquireMaintainerLeaseResult, type ClaimedJob, type JobStore, type OutcomeResult, type Tag, utf8ByteLength } from "@belay/contract";
 import type { Clock, TimerHandle } from "./clock.js";
 import type { AnyJobDefinition } from "./define-job.js";
 import { NodeDriver } from "./driver.js";
@@ -14,6 +14,8 @@ export type PumpEvent =
   | { readonly type: "jobStarted"; readonly job: ClaimedJob }
   | { readonly type: "jobFinished"; readonly job: ClaimedJob; readonly result: ExecutionResult["type"]; readonly durationMs: number }
   | { readonly type: "outcomesReported"; readonly results: readonly OutcomeResult[] }
+  /** This pump's answer from the maintainer election (every round, holder or standby). */
+  | { readonly type: "maintainerLease"; readonly result: AcquireMaintainerLeaseResult }
   | { readonly type: "storeFault"; readonly operation: string; readonly transient: boolean; readonly message: string }
   | { readonly type: "halted"; readonly message: string };
 
@@ -161,8 +163,29 @@ export class Pump {
           (error) => this.#post({ type: "releaseFailed", leases: command.leases, fault: this.#fault("release", error), now: this.#now() }),
         );
         break;
+      case "acquireMaintainerLease":
+        this.#track(store.acquireMaintainerLease({ holder: command.holder, leaseMs: command.leaseMs, now: this.#now() })).then(
+          (result) => {
+            this.#options.onEvent({ type: "maintainerLease", result });
+            this.#post({ type: "maintainerLeaseAnswered", result, now: this.#now() });
+          },
+          (error) => this.#post({ type: "maintenanceFailed", task: "maintainerLease", fault: this.#fault("acquireMaintainerLease", error), now: this.#now() }),
+        );
+        break;
+      case "releaseMaintainerLease":
+        // A release that fails costs a standby one lease of waiting, nothing more: never a fault.
+        this.#track(store.releaseMaintainerLease({ holder: command.holder })).then(
+          () => this.#post({ type: "maintainerLeaseReleased", now: this.#now() }),
+          (error) => {
+            this.#options.logger.warn("the maintainer lease was not released; it lapses", { error: (error as Error)?.message ?? String(error) });
+            this.#post({ type: "maintainerLeaseReleased", now: this.#now() });
+          },
+        );
+        break;
       case "expireLeases":
-        this.#track(store.expireLeases({ now: this.#now(), max: command.max, queues: command.queues, retry: command.retry })).then(
+        this.#track(
+          store.expireLeases({ now: this.#now(), max: command.max, ...(command.queues === undefined ? {} : { queues: command.queues }), retry: command.retry }),
+        ).then(
           ({ expired }) => {
             if (expired.length > 0) this.#options.telemetry?.telemetry.leasesExpired(expired);
             this.#post({ type: "maintained", task: "expireLeases", count: expired.length, full: expired.length >= command.max, now: this.#now() });

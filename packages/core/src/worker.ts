@@ -3,7 +3,7 @@ import { type JobStore, InvalidInputError, type RetentionClass } from "@belay/co
 import { type Clock, type TimerHandle, systemClock } from "./clock.js";
 import type { AnyJobDefinition } from "./define-job.js";
 import { type DispatchPolicy, type ServedQueue, servedQueues } from "./dispatch.js";
-import type { DriverSnapshot } from "./driver-types.js";
+import type { DriverSnapshot, ExpirySweep } from "./driver-types.js";
 import { createWorkerId } from "./ids.js";
 import { type Logger, consoleLogger } from "./logger.js";
 import { ObserverDispatcher, type ObserverOptions, type ObserversHealth } from "./observer-dispatcher.js";
@@ -53,6 +53,15 @@ export interface WorkerOptions {
   readonly maxPollIntervalMs?: number;
   /** Lease expiry, schedule minting and retention cadence. Default 5 s. */
   readonly maintenanceIntervalMs?: number;
+  /**
+   * The maintainer lease: of all the workers on one store, the one holding it runs the
+   * maintenance (lease-expiry sweeps for every queue, schedule minting, retention purges); the
+   * others stand by, try again every `maintenanceIntervalMs`, and take over once it has lapsed —
+   * within one lease of the holder's last renewal when it dies, at once when it stops gracefully
+   * (it releases the lease). Must be longer than `maintenanceIntervalMs`, which is how often the
+   * holder renews it. Default 3 × `maintenanceIntervalMs`.
+   */
+  readonly maintainerLeaseMs?: number;
   /** Keep terminal jobs this long; `null` keeps them. Defaults 24 h and 14 days. */
   readonly retention?: {
     readonly succeededOrCancelledMs?: number | null;
@@ -103,6 +112,8 @@ export interface WorkerHealth {
   }[];
   /** The observer dispatcher (transition observers), under the same fault policy as the pumps. */
   readonly observers: ObserversHealth;
+  /** This worker holds the store's maintainer lease (it runs the cluster's maintenance). */
+  readonly maintainer: boolean;
 }
 
 const DAY = 86_400_000;
@@ -164,6 +175,10 @@ export class Worker {
     const maxPollIntervalMs = Math.max(positive(options.maxPollIntervalMs, pollIntervalMs, "maxPollIntervalMs"), pollIntervalMs);
     const heartbeatIntervalMs = positive(options.heartbeatIntervalMs, Math.max(1, Math.floor(leaseMs / 3)), "heartbeatIntervalMs");
     const maintenanceIntervalMs = positive(options.maintenanceIntervalMs, 5_000, "maintenanceIntervalMs");
+    const maintainerLeaseMs = positive(options.maintainerLeaseMs, 3 * maintenanceIntervalMs, "maintainerLeaseMs");
+    if (maintainerLeaseMs <= maintenanceIntervalMs) {
+      throw new InvalidInputError("maintainerLeaseMs", `must be longer than maintenanceIntervalMs (${maintenanceIntervalMs}), which is how often the holder renews it`);
+    }
     const retention: Record<RetentionClass, number | null> = {
       succeededOrCancelled: options.retention?.succeededOrCancelledMs === undefined ? DAY : options.retention.succeededOrCancelledMs,
       deadLetteredOrQuarantined:
@@ -176,12 +191,22 @@ export class Worker {
     // One fault backoff range for pumps and observers (the fault policy is the same).
     const faultBackoffMs = { min: Math.min(pollIntervalMs, 1_000), max: Math.max(30_000, pollIntervalMs) };
     const names = new Set<string>();
-    this.#groups = groups.map((group, g) => {
+    // One candidate per worker: the first pump of the first group. Its rounds sweep expired leases
+    // of every group's queues under that group's policy, then of all queues under the worker's own
+    // (queues only other workers serve: nobody else sweeps them while this one holds the lease).
+    const maintainer = { holder: createWorkerId(prefix, "maintainer", 0), leaseMs: maintainerLeaseMs };
+    const served = groups.map((group, g) => {
       if (typeof group.name !== "string" || group.name.length === 0) throw new InvalidInputError(`groups[${g}].name`, "must be a name");
       if (names.has(group.name)) throw new InvalidInputError(`groups[${g}].name`, `repeats group ${group.name}`);
       names.add(group.name);
-      const queues = servedQueues(group.queues);
-      const groupRetry: RetryPolicy = retryPolicy(group.retry ?? options.retry);
+      return { queues: servedQueues(group.queues), groupRetry: retryPolicy(group.retry ?? options.retry) as RetryPolicy };
+    });
+    const expirySweeps: readonly ExpirySweep[] = [
+      ...served.map(({ queues, groupRetry }) => ({ queues: queues.map((q) => q.name), retry: toDisposition(groupRetry) })),
+      { retry: toDisposition(retryPolicy(options.retry)) },
+    ];
+    this.#groups = groups.map((group, g) => {
+      const { queues, groupRetry } = served[g]!;
       const poolSize = positive(group.poolSize, 20, `groups[${g}].poolSize`);
       const pumpCount = positive(group.pumps, 1, `groups[${g}].pumps`);
       const pumps = Array.from({ length: pumpCount }, (_, p) => {
@@ -206,7 +231,8 @@ export class Worker {
             pollIntervalMs,
             maxPollIntervalMs,
             outcomeBatch: Math.max(poolSize, store.capabilities.bounds.claimBatch),
-            maintenance: p === 0,
+            maintenance: g === 0 && p === 0,
+            ...(g === 0 && p === 0 ? { maintainerLease: maintainer, expirySweeps } : {}),
             maintenanceIntervalMs,
             retention,
             purgeBatch: store.capabilities.bounds.purgeBatch,
@@ -311,7 +337,8 @@ export class Worker {
             ? "degraded"
             : "running";
     const inflight = groups.reduce((n, g) => n + g.pumps.reduce((m, p) => m + p.inflight, 0), 0) + this.#observers.inflight;
-    return { status, ready: this.#phase === "running" && !anyHalted, inflight, groups, observers };
+    const maintainer = groups.some((g) => g.pumps.some((p) => p.maintainer));
+    return { status, ready: this.#phase === "running" && !anyHalted, inflight, groups, observers, maintainer };
   }
 }
 

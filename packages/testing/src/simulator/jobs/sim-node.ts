@@ -63,7 +63,14 @@ export class SimNode {
     const bounds = world.store.capabilities.bounds;
     const groupRetry = retryPolicy({ maxAttempts: plan.groupRetry.maxAttempts, delaysMs: plan.groupRetry.delaysMs });
     this.pumps = [];
-    for (const group of plan.groups) {
+    // As a Worker does: one candidate per node incarnation for the maintainer lease (the first
+    // pump of the first group), sweeping every group's queues and then all of them.
+    const maintainerLease = { holder: `${this.name}.${incarnation}/maintainer`, leaseMs: 3 * plan.maintenanceMs };
+    const expirySweeps = [
+      ...plan.groups.map((group) => ({ queues: servedQueues(group.queues).map((q) => q.name), retry: toDisposition(groupRetry) })),
+      { retry: toDisposition(groupRetry) },
+    ];
+    for (const [g, group] of plan.groups.entries()) {
       const claimBatch = Math.min(32, bounds.claimBatch);
       for (let p = 0; p < group.pumps; p++) {
         const config: DriverConfig = {
@@ -78,7 +85,8 @@ export class SimNode {
           pollIntervalMs: plan.pollMs,
           maxPollIntervalMs: Math.max(plan.maxPollMs, plan.pollMs),
           outcomeBatch: Math.max(group.poolSize, claimBatch),
-          maintenance: p === 0,
+          maintenance: g === 0 && p === 0,
+          ...(g === 0 && p === 0 ? { maintainerLease, expirySweeps } : {}),
           maintenanceIntervalMs: plan.maintenanceMs,
           retention: { succeededOrCancelled: plan.retention.succeededOrCancelledMs, deadLetteredOrQuarantined: plan.retention.deadLetteredOrQuarantinedMs },
           purgeBatch: bounds.purgeBatch,

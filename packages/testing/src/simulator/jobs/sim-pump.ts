@@ -189,9 +189,25 @@ export class SimPump {
       case "expireLeases":
         call({
           op: "expireLeases",
-          perform: () => store.expireLeases({ now, max: command.max, queues: command.queues, retry: command.retry }),
+          perform: () => store.expireLeases({ now, max: command.max, ...(command.queues === undefined ? {} : { queues: command.queues }), retry: command.retry }),
           answer: ({ expired }) => post({ type: "maintained", task: "expireLeases", count: expired.length, full: expired.length >= command.max, now: this.now() }),
           fail: (e) => post({ type: "maintenanceFailed", task: "expireLeases", fault: classify(e), now: this.now() }),
+        });
+        break;
+      case "acquireMaintainerLease":
+        call({
+          op: "acquireMaintainerLease",
+          perform: () => raw.acquireMaintainerLease({ holder: command.holder, leaseMs: command.leaseMs, now }),
+          answer: (result) => post({ type: "maintainerLeaseAnswered", result, now: this.now() }),
+          fail: (e) => post({ type: "maintenanceFailed", task: "maintainerLease", fault: classify(e), now: this.now() }),
+        });
+        break;
+      case "releaseMaintainerLease":
+        call({
+          op: "releaseMaintainerLease",
+          perform: () => raw.releaseMaintainerLease({ holder: command.holder }),
+          answer: () => post({ type: "maintainerLeaseReleased", now: this.now() }),
+          fail: () => post({ type: "maintainerLeaseReleased", now: this.now() }),
         });
         break;
       case "loadSchedules":

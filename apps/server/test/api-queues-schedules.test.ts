@@ -56,12 +56,16 @@ describe("queues API", () => {
 describe("schedules API", () => {
   const definition = { cron: "*/10 * * * * *", jobName: "email.welcome", payload: { userId: "cron" }, tags: ["nightly"] };
 
-  it("PUT creates (201) then redefines (200, cursor kept); GET lists with next ticks; payload to viewSensitive only", async () => {
+  it("PUT creates (201) then redefines (200, cursor kept), each audited with the token's name; GET lists with next ticks; payload to viewSensitive only", async () => {
     const created = await h.json("PUT", "/api/v1/schedules/s1", { token: ADMIN, body: definition });
     expect(created.status).toBe(201);
     expect(created.body.status).toBe("created");
     const updated = await h.json("PUT", "/api/v1/schedules/s1", { token: ADMIN, body: { ...definition, cron: "0 3 * * *", timeZone: "Europe/Paris" } });
     expect(updated.body).toEqual({ status: "updated", cursor: created.body.cursor });
+    expect((await h.store.listAuditRecords({ target: "s1" })).records).toEqual([
+      expect.objectContaining({ actor: "admin", action: "upsertSchedule", targetKind: "schedule", detail: "created" }),
+      expect.objectContaining({ actor: "admin", action: "upsertSchedule", targetKind: "schedule", detail: "updated" }),
+    ]);
     const list = await h.json("GET", "/api/v1/schedules");
     expect(list.body.schedules).toHaveLength(1);
     expect(list.body.schedules[0]).toMatchObject({ id: "s1", cron: "0 3 * * *", timeZone: "Europe/Paris", queue: "mail", jobName: "email.welcome" });

@@ -148,9 +148,9 @@ describe("schedules from the dashboard", () => {
     const redefined = await post("/actions/schedules/save", cookie, { _csrf: csrf, _confirmed: "1", ...schedule, mode: "edit", cron: "30 4 * * 1-5", catchUp: "coalesce", noOverlap: "1" });
     expect(flashOf(await follow(redefined))?.[1]).toBe("Schedule nightly redefined (its cursor is kept).");
     expect(await h.store.getSchedule("nightly")).toMatchObject({ cron: "30 4 * * 1-5", catchUp: "coalesce", noOverlap: true, cursor: stored!.cursor });
-    expect(audit).toEqual([
-      expect.objectContaining({ actor: "admin", action: "createSchedule", target: "nightly" }),
-      expect.objectContaining({ actor: "admin", action: "redefineSchedule", target: "nightly" }),
+    expect((await h.store.listAuditRecords({ target: "nightly", targetKind: "schedule" })).records).toEqual([
+      expect.objectContaining({ actor: "admin", action: "upsertSchedule", target: "nightly", detail: "created" }),
+      expect.objectContaining({ actor: "admin", action: "upsertSchedule", target: "nightly", detail: "updated" }),
     ]);
   });
 

@@ -60,7 +60,8 @@ export type AuditAction =
   | "pauseQueue"
   | "resumeQueue"
   | "setConcurrencyLimit"
-  | "triggerSchedule";
+  | "triggerSchedule"
+  | "upsertSchedule";
 
 /** One operator action, recorded in the same transaction as its effect. */
 export interface AuditRecord {

@@ -336,6 +336,7 @@ export function assertUpsertScheduleRequest(request: UpsertScheduleRequest, boun
   requireObject(request, "request");
   assertScheduleDefinition(request.schedule, bounds);
   requireInstant(request.now, "now");
+  if (request.actor !== undefined) requireText(request.actor, "actor");
 }
 
 /** Checks the id of a lookup (`getJob`, `getSchedule`, …): any string; an unknown id is a `null` answer, not an error. */

@@ -1,4 +1,5 @@
 import type { Instant, RetryDisposition, Tag } from "./job.js";
+import type { Actor } from "./operator.js";
 
 /** What a schedule does with ticks it missed while nobody was minting. */
 export type CatchUpPolicy = "skip" | "coalesce";
@@ -53,6 +54,12 @@ export interface ScheduleWithPayload extends ScheduleRecord {
 export interface UpsertScheduleRequest {
   readonly schedule: ScheduleDefinition;
   readonly now: Instant;
+  /**
+   * Who defines the schedule, when an operator does (the dashboard, an API call on someone's
+   * behalf): the definition is then audited (`upsertSchedule`, detail `created` or `updated`) in
+   * its own transaction. Omitted: not audited, as for a schedule defined in code.
+   */
+  readonly actor?: Actor;
 }
 
 /** A new schedule starts its cursor at `now` (no backfill); a redefinition keeps its cursor. */

@@ -1,15 +1,6 @@
 import {
-  type EnqueueRequest,
-  type EnqueueResult,
-  type HintListener,
-  type MigrateResult,
-  type StepHook,
-  type StoreCapabilities,
-  DelegatingOperations,
-  type JobStoreOperations,
-  StoreClosedError,
-  resolveBounds,
-  validateNewJob,
+  type EnqueueRequest, type EnqueueResult, type HintListener, type MigrateResult, type StepHook, type StoreCapabilities,
+  DelegatingOperations, type JobStoreOperations, StoreClosedError, resolveBounds, validateNewJob,
 } from "@belay/contract";
 import { CallerTransactionCheck, checkedCaller } from "./caller-transaction.js";
 import type { StoreContext } from "./context.js";

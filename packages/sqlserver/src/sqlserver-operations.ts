@@ -1,12 +1,6 @@
 import {
-  type EnqueueRequest,
-  type EnqueueResult,
-  type MigrateResult,
-  type StepHook,
-  type StoreCapabilities,
-  DelegatingOperations,
-  type JobStoreOperations,
-  StoreClosedError,
+  type EnqueueRequest, type EnqueueResult, type MigrateResult, type StepHook, type StoreCapabilities, DelegatingOperations,
+  type JobStoreOperations, StoreClosedError,
 } from "@belay/contract";
 import { CallerTransactionCheck, checkedCaller } from "./caller-transaction.js";
 import type { StoreContext } from "./context.js";

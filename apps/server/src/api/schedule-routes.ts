@@ -74,9 +74,9 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       },
     }),
     async (c) => {
-      await requirePermission(ctx, c, "manageSchedules");
+      const actor = await requirePermission(ctx, c, "manageSchedules");
       const { id } = c.req.valid("param");
-      const result = await upsertSchedule(store, catalog, id, c.req.valid("json"), clock.now());
+      const result = await upsertSchedule(store, catalog, id, c.req.valid("json"), clock.now(), actor);
       return c.json(result, result.status === "created" ? 201 : 200);
     },
   );

@@ -119,8 +119,8 @@ export function registerEditingActions(app: Hono<DashboardEnv>, ctx: ServerConte
           ...(timeZone === undefined ? {} : { timeZone }),
         },
         clock.now(),
+        gate.actor,
       );
-      logger.info("audit", { actor: gate.actor, action: result.status === "created" ? "createSchedule" : "redefineSchedule", targetKind: "schedule", target: id, cron: draft["cron"] });
       c.get("session").flash = { kind: "success", message: result.status === "created" ? `Schedule ${id} created.` : `Schedule ${id} redefined (its cursor is kept).` };
       return c.redirect("/schedules", 303);
     } catch (error) {

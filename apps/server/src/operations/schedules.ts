@@ -29,6 +29,7 @@ export async function upsertSchedule(
   id: string,
   input: ScheduleInput,
   now: Instant,
+  actor: string,
 ): Promise<UpsertScheduleResult> {
   const mapField = (f: string) => (f === "schedule.id" ? "id" : f.replace(/^schedule\./, ""));
   try {
@@ -51,6 +52,7 @@ export async function upsertSchedule(
         retry: job?.retry === undefined ? null : toDisposition(job.retry),
       },
       now,
+      actor,
     });
   } catch (error) {
     throw toHttpError(error, mapField);

@@ -233,6 +233,13 @@ export function atomicityClauses(ctx: SuiteContext): void {
     });
   });
 
+  clauseNeeding(ctx, "stepHook", "atomicity: an audited schedule redefinition writes the schedule and its audit record together", async () => {
+    await expectAtomic(ctx, upsertSchedule, async (store) => {
+      const result = await store.upsertSchedule({ schedule: { ...SCHEDULE, queue: "elsewhere" }, now: T0 + MINUTE, actor: "alice" });
+      expect(result).toEqual({ status: "updated", cursor: T0 });
+    });
+  });
+
   clauseNeeding(ctx, "stepHook", "atomicity: triggerSchedule writes its job and its audit record together", async () => {
     await expectAtomic(ctx, upsertSchedule, async (store) => {
       const result = await store.triggerSchedule({ scheduleId: SCHEDULE.id, jobId: "nightly-manual-1", actor: "alice", now: T0 + MINUTE });

@@ -322,6 +322,28 @@ export function scheduleClauses(ctx: SuiteContext): void {
     ]);
   });
 
+  clause("schedules: an upsert with an actor is audited (created, then updated) with its effect; one without is not; an invalid actor writes nothing", async () => {
+    const store = await ctx.store();
+    expect(await store.upsertSchedule({ schedule: def("s"), now: T0, actor: "alice" })).toEqual({ status: "created", cursor: T0 });
+    expect(await store.upsertSchedule({ schedule: def("s", { queue: "other" }), now: T0 + SECOND, actor: "bob" })).toEqual({ status: "updated", cursor: T0 });
+    await upsert(store, def("s", { queue: "third" }), T0 + 2 * SECOND);
+    await upsert(store, def("code-defined"), T0 + 2 * SECOND);
+    const records = (await store.listAuditRecords({ targetKind: "schedule" })).records;
+    expect(records.map(({ seq: _, ...r }) => r)).toEqual([
+      { at: T0, actor: "alice", action: "upsertSchedule", targetKind: "schedule", target: "s", detail: "created" },
+      { at: T0 + SECOND, actor: "bob", action: "upsertSchedule", targetKind: "schedule", target: "s", detail: "updated" },
+    ]);
+    for (const actor of ["", 7]) {
+      await expectBelayError(
+        () => store.upsertSchedule({ schedule: def("t"), now: T0, actor: actor as string }),
+        "BELAY_INVALID_INPUT",
+        { field: "actor" },
+      );
+    }
+    expect(await store.getSchedule("t")).toBeNull();
+    expect((await allAudit(store)).length).toBe(2);
+  });
+
   clause("schedules: a decision planned before a trigger, minting for a no-overlap schedule, is stale while the triggered instance is live; a skip still applies", async () => {
     const store = await ctx.store();
     await upsert(store, def("s", { noOverlap: true, queue: "reports" }), T0);

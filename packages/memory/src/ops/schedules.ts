@@ -9,7 +9,7 @@ import { appendAudit } from "./audit.js";
 import { insertJob } from "./enqueue.js";
 
 /** See `JobStore.upsertSchedule`. */
-export function upsertSchedule(state: MemoryState, undo: UndoLog, request: UpsertScheduleRequest): UpsertScheduleResult {
+export async function upsertSchedule(state: MemoryState, undo: UndoLog, request: UpsertScheduleRequest): Promise<UpsertScheduleResult> {
   const { schedule: definition, now } = request;
   const fields = {
     cron: definition.cron,
@@ -24,13 +24,20 @@ export function upsertSchedule(state: MemoryState, undo: UndoLog, request: Upser
     updatedAt: now,
   };
   const existing = state.schedules.get(definition.id);
+  let result: UpsertScheduleResult;
   if (existing !== undefined) {
     undo.patch(existing, fields);
-    return { status: "updated", cursor: existing.cursor };
+    result = { status: "updated", cursor: existing.cursor };
+  } else {
+    const row: ScheduleRow = { id: definition.id, ...fields, cursor: now, skippedTicks: [], createdAt: now };
+    undo.mapSet(state.schedules, row.id, row);
+    result = { status: "created", cursor: now };
   }
-  const row: ScheduleRow = { id: definition.id, ...fields, cursor: now, skippedTicks: [], createdAt: now };
-  undo.mapSet(state.schedules, row.id, row);
-  return { status: "created", cursor: now };
+  await undo.step("schedule written");
+  if (request.actor !== undefined) {
+    appendAudit(state, undo, { actor: request.actor, action: "upsertSchedule", targetKind: "schedule", target: definition.id, detail: result.status, at: now });
+  }
+  return result;
 }
 
 /** See `JobStore.removeSchedule`. */

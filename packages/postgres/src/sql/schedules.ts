@@ -26,7 +26,8 @@ RETURNING s.cursor, (s.xmax = 0) AS created`;
 export async function upsertSchedule(ctx: StoreContext, request: UpsertScheduleRequest): Promise<UpsertScheduleResult> {
   const { schedule, now } = request;
   const tags = normalizeTags(schedule.tags ?? [], "schedule.tags", ctx.bounds);
-  const [row] = await ctx.executor.run("upsertSchedule", "autocommit", async (session) => {
+  const audited = request.actor !== undefined;
+  const [row] = await ctx.executor.run("upsertSchedule", audited ? "transaction" : "autocommit", async (session) => {
     const rows = await session.query(ctx.sql.get("upsertSchedule", UPSERT_SCHEDULE), [
       schedule.id,
       schedule.cron,
@@ -41,6 +42,10 @@ export async function upsertSchedule(ctx: StoreContext, request: UpsertScheduleR
       encodeRetry(schedule.retry),
     ]);
     await session.step("schedule written");
+    if (audited) {
+      const detail = rows[0]!["created"] === true ? "created" : "updated";
+      await appendAudit(session, ctx, { at: now, actor: request.actor!, action: "upsertSchedule", targetKind: "schedule", target: schedule.id, detail });
+    }
     return rows;
   });
   return { status: row!["created"] === true ? "created" : "updated", cursor: row!["cursor"] as number };

@@ -6,7 +6,8 @@ import type { Tables } from "../tables.js";
 import type { OpContext, ReadContext } from "../transaction.js";
 
 /** Stored codes of audit actions and target kinds. Stable: never renumber. */
-const ACTIONS: readonly AuditAction[] = ["cancel", "requeue", "triggerSchedule", "pauseQueue", "resumeQueue", "setConcurrencyLimit"];
+// Stored as the index in this list: new actions are appended, never inserted.
+const ACTIONS: readonly AuditAction[] = ["cancel", "requeue", "triggerSchedule", "pauseQueue", "resumeQueue", "setConcurrencyLimit", "upsertSchedule"];
 const TARGET_KINDS: readonly AuditRecord["targetKind"][] = ["job", "queue", "schedule"];
 
 const APPEND = (t: Tables) => `INSERT INTO ${t.audit} (at, actor, action, target_kind, target, detail) VALUES (?, ?, ?, ?, ?, ?)`;

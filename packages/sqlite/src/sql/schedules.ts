@@ -96,13 +96,19 @@ export function* upsertSchedule(ctx: OpContext, request: UpsertScheduleRequest):
     retry === null || "code" in retry ? null : retryJson(retry),
   ];
   const existing = ctx.q.get(CURSOR_OF).get(definition.id) as { cursor: number } | undefined;
+  let result: UpsertScheduleResult;
   if (existing !== undefined) {
     ctx.q.get(REDEFINE_SCHEDULE).run(...fields, now, definition.id);
-    return { status: "updated", cursor: existing.cursor };
+    result = { status: "updated", cursor: existing.cursor };
+  } else {
+    ctx.q.get(INSERT_SCHEDULE).run(definition.id, ...fields, now, now, now);
+    result = { status: "created", cursor: now };
   }
-  ctx.q.get(INSERT_SCHEDULE).run(definition.id, ...fields, now, now, now);
-  yield "schedule inserted";
-  return { status: "created", cursor: now };
+  yield "schedule written";
+  if (request.actor !== undefined) {
+    appendAudit(ctx, { actor: request.actor, action: "upsertSchedule", targetKind: "schedule", target: definition.id, detail: result.status, at: now });
+  }
+  return result;
 }
 
 /** See `JobStore.removeSchedule`. */

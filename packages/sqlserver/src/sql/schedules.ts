@@ -66,6 +66,10 @@ export async function upsertSchedule(ctx: StoreContext, request: UpsertScheduleR
         now,
       });
       await session.step("schedule written");
+      if (request.actor !== undefined) {
+        const detail = toBool(rows[0]!["created"]) ? "created" : "updated";
+        await appendAudit(session, { at: now, actor: request.actor, action: "upsertSchedule", targetKind: "schedule", target: schedule.id, detail });
+      }
       return rows;
     },
     { rerunOnUnique: true },

@@ -13,6 +13,7 @@ const ACTIONS: Record<AuditRecord["action"], string> = {
   resumeQueue: "Resume queue",
   setConcurrencyLimit: "Set limit",
   triggerSchedule: "Trigger schedule",
+  upsertSchedule: "Define schedule",
 };
 
 function target(record: AuditRecord) {

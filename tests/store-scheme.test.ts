@@ -24,6 +24,7 @@ const OPERATION_FILES = [
   "filters.ts",
   "jobs.ts",
   "leases.ts",
+  "maintainer.ts",
   "observers.ts",
   "operator.ts",
   "outcomes.ts",

@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "@belay/core";
 import { MemoryStore } from "@belay/memory";
-import { type Browser, type BrowserContext, type Locator, type Page, chromium } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BelayServer, type Listener, createServer, serve } from "../src/index.js";
 import { SEED_JOBS, seedShowcase } from "./fixtures.js";
+import { SCREENSHOTS, ScreenshotSizes, chromiumAvailable, eventually, launchChromium, text } from "./browser-helpers.js";
 import { ADMIN, TOKENS, VIEWER, welcome } from "./helpers.js";
 
 // The dashboard's editing forms and the workflow drawing in headless Chromium (Debian's): an
@@ -13,45 +13,9 @@ import { ADMIN, TOKENS, VIEWER, welcome } from "./helpers.js";
 // the store and the audit trail; a viewer sees none of the forms and is refused when forcing
 // one; and every page fits 1,280- and 1,920-pixel windows, its action column in view.
 
-const CHROMIUM = "/usr/bin/chromium";
-const SCREENSHOTS = fileURLToPath(new URL("../test-output/screenshots/", import.meta.url));
-// Screenshot sizes (not pixels: fonts differ between machines) are compared to the ones stored
-// in fixtures/dashboard-screenshot-sizes.json; BELAY_UPDATE_SCREENSHOT_SIZES=1 rewrites it.
-const SIZES_FILE = fileURLToPath(new URL("./fixtures/dashboard-screenshot-sizes.json", import.meta.url));
-const UPDATE_SIZES = process.env["BELAY_UPDATE_SCREENSHOT_SIZES"] === "1";
-type Size = { width: number; height: number };
-const available = existsSync(CHROMIUM);
-const reason = `the browser tests need ${CHROMIUM} (apt-get install -y chromium)`;
-
-if (!available) {
-  if (process.env["CI"] === "true") {
-    it("Chromium is installed for the browser tests", () => {
-      throw new Error(`${reason}, and it is missing under CI=true`);
-    });
-  } else {
-    console.warn(`\n*** SKIPPING the dashboard editing browser tests: ${reason} ***\n`);
-    it.skip(`dashboard editing browser tests: skipped, ${reason}`, () => {});
-  }
-}
-
-async function eventually(check: () => Promise<void>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-const text = (locator: Locator) => locator.innerText();
-
-/** A PNG's width and height, from its IHDR chunk. */
-function pngSize(bytes: Buffer): Size {
-  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
-}
+// Screenshot sizes are compared to the ones stored in fixtures/dashboard-screenshot-sizes.json.
+const SIZES = fileURLToPath(new URL("./fixtures/dashboard-screenshot-sizes.json", import.meta.url));
+const available = chromiumAvailable("dashboard editing browser tests");
 
 /** Every dashboard page, as an operator with every permission sees it. */
 const PAGES = [
@@ -80,8 +44,7 @@ describe.runIf(available)("dashboard editing in a browser", () => {
   let admin: BrowserContext;
   let page: Page;
   const auditLines: Record<string, unknown>[] = [];
-  const stored: Record<string, Size> = existsSync(SIZES_FILE) ? (JSON.parse(readFileSync(SIZES_FILE, "utf8")) as Record<string, Size>) : {};
-  const measured: Record<string, Size> = {};
+  const sizes = new ScreenshotSizes(SIZES);
   const logger: Logger = {
     debug() {},
     info(message, fields) {
@@ -93,13 +56,12 @@ describe.runIf(available)("dashboard editing in a browser", () => {
   };
 
   beforeAll(async () => {
-    mkdirSync(SCREENSHOTS, { recursive: true });
     store = new MemoryStore();
     await store.migrate();
     server = createServer({ store, tokens: TOKENS, jobs: [welcome, ...Object.values(SEED_JOBS)], logger, livePollMs: 250 });
     await seedShowcase(store, server);
     listener = await serve(server, { port: 0 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+    browser = await launchChromium();
     admin = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await admin.newPage();
     page.on("dialog", (dialog) => void dialog.accept());
@@ -111,7 +73,7 @@ describe.runIf(available)("dashboard editing in a browser", () => {
     await browser?.close();
     await listener?.close();
     await server?.close();
-    if (UPDATE_SIZES && Object.keys(measured).length > 0) writeFileSync(SIZES_FILE, `${JSON.stringify({ ...stored, ...measured }, null, 2)}\n`);
+    sizes.save();
   });
 
   it("enqueues a job: a payload its schema refuses is named and writes nothing, a valid one is enqueued and audited", async () => {
@@ -261,15 +223,9 @@ describe.runIf(available)("dashboard editing in a browser", () => {
       expect(layout.outside, `${path} at ${width} px: action cells outside the view`).toEqual([]);
       if (path === "/schedules") expect(layout.actions).toBeGreaterThan(0);
       const key = `${name}-${width}`;
-      const size = pngSize(await p.screenshot({ path: `${SCREENSHOTS}${key}.png`, fullPage: true }));
-      measured[key] = size;
+      const size = await sizes.check(p, key);
       // Exactly the window's width (anything wider scrolled sideways).
       expect(size.width, `${path} screenshot at ${width} px`).toBe(width);
-      if (UPDATE_SIZES) continue;
-      const expected = stored[key];
-      expect(expected, `no stored size for ${key} (run with BELAY_UPDATE_SCREENSHOT_SIZES=1)`).toBeDefined();
-      expect(size.width).toBe(expected!.width);
-      expect(Math.abs(size.height - expected!.height), `${key} is ${size.height}px high, stored ${expected!.height}px`).toBeLessThanOrEqual(Math.max(120, expected!.height * 0.15));
     }
     await p.close();
   }, 120_000);

@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { silentLogger } from "@belay/core";
 import { MemoryPromiseStore, MemoryStore } from "@belay/memory";
-import { type Browser, type Locator, type Page, chromium } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BelayServer, type Listener, createServer, serve } from "../src/index.js";
+import { ScreenshotSizes, chromiumAvailable, eventually, launchChromium, text } from "./browser-helpers.js";
 import { ADMIN, TOKENS } from "./helpers.js";
 import { type SeededPromises, seedPromises } from "./promise-fixtures.js";
 
@@ -14,49 +14,9 @@ import { type SeededPromises, seedPromises } from "./promise-fixtures.js";
 // stored in fixtures/promise-screenshot-sizes.json (sizes, not pixels: fonts differ between
 // machines). BELAY_UPDATE_SCREENSHOT_SIZES=1 rewrites that file from this run.
 
-const CHROMIUM = "/usr/bin/chromium";
 const WIDTHS = [1280, 1920] as const;
-const SCREENSHOTS = fileURLToPath(new URL("../test-output/screenshots/", import.meta.url));
-const SIZES_FILE = fileURLToPath(new URL("./fixtures/promise-screenshot-sizes.json", import.meta.url));
-const UPDATE_SIZES = process.env["BELAY_UPDATE_SCREENSHOT_SIZES"] === "1";
-const available = existsSync(CHROMIUM);
-const reason = `the browser tests need ${CHROMIUM} (apt-get install -y chromium)`;
-
-if (!available) {
-  if (process.env["CI"] === "true") {
-    it("Chromium is installed for the promise browser tests", () => {
-      throw new Error(`${reason}, and it is missing under CI=true`);
-    });
-  } else {
-    console.warn(`\n*** SKIPPING the promise dashboard browser tests: ${reason} ***\n`);
-    it.skip(`promise dashboard browser tests: skipped, ${reason}`, () => {});
-  }
-}
-
-/** Retries `check` until it passes or `timeoutMs` runs out (playwright-core has no web-first assertions). */
-async function eventually(check: () => Promise<void>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-const text = (locator: Locator) => locator.innerText();
-
-interface Size {
-  readonly width: number;
-  readonly height: number;
-}
-
-/** A PNG's size, from its IHDR chunk. */
-function pngSize(png: Buffer): Size {
-  return { width: png.readUInt32BE(16), height: png.readUInt32BE(20) };
-}
+const SIZES = fileURLToPath(new URL("./fixtures/promise-screenshot-sizes.json", import.meta.url));
+const available = chromiumAvailable("promise dashboard browser tests");
 
 describe.runIf(available)("promise pages in a browser", () => {
   let store: MemoryStore;
@@ -65,11 +25,9 @@ describe.runIf(available)("promise pages in a browser", () => {
   let listener: Listener;
   let browser: Browser;
   let seeded: SeededPromises;
-  const stored: Record<string, Size> = existsSync(SIZES_FILE) ? (JSON.parse(readFileSync(SIZES_FILE, "utf8")) as Record<string, Size>) : {};
-  const measured: Record<string, Size> = {};
+  const sizes = new ScreenshotSizes(SIZES);
 
   beforeAll(async () => {
-    mkdirSync(SCREENSHOTS, { recursive: true });
     store = new MemoryStore();
     await store.migrate();
     promises = new MemoryPromiseStore();
@@ -77,17 +35,14 @@ describe.runIf(available)("promise pages in a browser", () => {
     seeded = await seedPromises(promises, Date.now(), { batch: 120, extraSchedules: 30 });
     server = createServer({ store, promises, tokens: TOKENS, logger: silentLogger, livePollMs: 250 });
     listener = await serve(server, { port: 0 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
     await listener?.close();
     await server?.close();
-    if (UPDATE_SIZES && Object.keys(measured).length > 0) writeFileSync(SIZES_FILE, `${JSON.stringify({ ...stored, ...measured }, null, 2)}\n`);
+    sizes.save();
   });
 
   /** A page signed in as admin (who may see data), at `width` pixels. */
@@ -113,16 +68,6 @@ describe.runIf(available)("promise pages in a browser", () => {
     expect(overflow, `${what} overflows sideways`).toEqual({ document: 0, main: 0, cards: 0 });
   }
 
-  /** A full-page screenshot, its size compared to the stored one: the width exactly, the height within 15%. */
-  async function shot(page: Page, name: string): Promise<void> {
-    const size = pngSize(await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true }));
-    measured[name] = size;
-    if (UPDATE_SIZES) return;
-    const expected = stored[name];
-    expect(expected, `no stored size for ${name} (run with BELAY_UPDATE_SCREENSHOT_SIZES=1)`).toBeDefined();
-    expect(size.width, `${name} width`).toBe(expected!.width);
-    expect(Math.abs(size.height - expected!.height), `${name} is ${size.height}px high, stored ${expected!.height}px`).toBeLessThanOrEqual(Math.max(120, expected!.height * 0.15));
-  }
 
   for (const width of WIDTHS) {
     describe(`at ${width} px`, () => {
@@ -135,7 +80,7 @@ describe.runIf(available)("promise pages in a browser", () => {
         const row = (id: string) => page.locator("tr", { has: page.locator(`a[href="/promises/${id}"]`) });
         expect(await text(row("batch-000"))).toMatch(/Resolved[\s\S]*poll:\/\/any@batch[\s\S]*Fulfilled\s+v0/);
         expect(await text(row("batch-004"))).toMatch(/Pending[\s\S]*in (4 min \d+ s|5 min)[\s\S]*poll:\/\/any@batch[\s\S]*Pending\s+v0/);
-        await shot(page, `promises-${width}`);
+        await sizes.check(page, `promises-${width}`);
         await fits(page, "the promises list");
         // By id, the workflow comes after the 120 batch promises: on the third page.
         for (const cursor of ["batch-049", "batch-099"]) {
@@ -162,7 +107,7 @@ describe.runIf(available)("promise pages in a browser", () => {
         await page.waitForURL(/tag=tenant%3Dacme/);
         await eventually(async () => expect(await ids.allInnerTexts()).toEqual([seeded.root]));
         await eventually(async () => expect(await text(page.locator(".chip"))).toContain("tenant=acme"));
-        await shot(page, `promises-search-${width}`);
+        await sizes.check(page, `promises-search-${width}`);
         await fits(page, "the search");
         await page.context().close();
       });
@@ -179,13 +124,13 @@ describe.runIf(available)("promise pages in a browser", () => {
         expect(await text(page.locator("[data-test=listeners]"))).toContain(seeded.listener);
         expect(await text(page.locator("[data-test=lineage]"))).toContain(seeded.step);
         expect(await text(page.locator("pre.json").first())).toContain("4242-4242-secret");
-        await shot(page, `promise-detail-${width}`);
+        await sizes.check(page, `promise-detail-${width}`);
         await fits(page, "the promise's page");
 
         await page.locator("[data-test=callbacks] a", { hasText: seeded.child }).click();
         await page.waitForURL(new RegExp(`/promises/${seeded.child.replace(".", "\\.")}$`));
         await eventually(async () => expect(await text(page.locator("[data-test=task]"))).toMatch(new RegExp(`Acquired[\\s\\S]*${seeded.childPid}[\\s\\S]*15 min`)));
-        await shot(page, `promise-detail-child-${width}`);
+        await sizes.check(page, `promise-detail-child-${width}`);
         await fits(page, "the child's page");
 
         await page.goto(`${listener.url}/promises/${seeded.timer}`);
@@ -202,7 +147,7 @@ describe.runIf(available)("promise pages in a browser", () => {
         await eventually(async () => expect(await rows.count()).toBe(32));
         const nightly = page.locator("tr", { hasText: "nightly-report.{{.timestamp}}" });
         expect(await text(nightly)).toMatch(/nightly-report[\s\S]*0 3 \* \* \*[\s\S]*in (4 h 5\d min|5 h)[\s\S]*never[\s\S]*poll:\/\/any@orders/);
-        await shot(page, `promise-schedules-${width}`);
+        await sizes.check(page, `promise-schedules-${width}`);
         await fits(page, "the promise schedules");
         await page.context().close();
       });

@@ -1,47 +1,16 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { silentLogger } from "@belay/core";
 import { MemoryStore } from "@belay/memory";
-import { type Browser, type BrowserContext, type Locator, type Page, chromium } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BelayServer, type Listener, createServer, serve } from "../src/index.js";
 import { seedShowcase } from "./fixtures.js";
+import { SCREENSHOTS, chromiumAvailable, eventually, launchChromium, text } from "./browser-helpers.js";
 import { ADMIN, TOKENS, VIEWER } from "./helpers.js";
 
 // The dashboard in headless Chromium (Debian's, never a downloaded build): an operator's day,
 // each action checked in the store and in the audit log, and a screenshot of every page.
 
-const CHROMIUM = "/usr/bin/chromium";
-
-/** Retries `check` until it passes or `timeoutMs` runs out (playwright-core has no web-first assertions). */
-async function eventually(check: () => Promise<void>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-const text = (locator: Locator) => locator.innerText();
-
-const SCREENSHOTS = fileURLToPath(new URL("../test-output/screenshots/", import.meta.url));
-const available = existsSync(CHROMIUM);
-const reason = `the browser tests need ${CHROMIUM} (apt-get install -y chromium)`;
-
-if (!available) {
-  if (process.env["CI"] === "true") {
-    it("Chromium is installed for the browser tests", () => {
-      throw new Error(`${reason}, and it is missing under CI=true`);
-    });
-  } else {
-    console.warn(`\n*** SKIPPING the dashboard browser tests: ${reason} ***\n`);
-    it.skip(`dashboard browser tests: skipped, ${reason}`, () => {});
-  }
-}
+const available = chromiumAvailable("dashboard browser tests");
 
 describe.runIf(available)("dashboard in a browser", () => {
   let store: MemoryStore;
@@ -58,16 +27,12 @@ describe.runIf(available)("dashboard in a browser", () => {
   const audit = async () => (await store.listAuditRecords({ order: "newestFirst" })).records;
 
   beforeAll(async () => {
-    mkdirSync(SCREENSHOTS, { recursive: true });
     store = new MemoryStore();
     await store.migrate();
     server = createServer({ store, tokens: TOKENS, logger: silentLogger, livePollMs: 250 });
     seeded = await seedShowcase(store, server);
     listener = await serve(server, { port: 0 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    browser = await launchChromium();
     admin = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await admin.newPage();
     page.on("dialog", (dialog) => void dialog.accept());

@@ -118,17 +118,27 @@ export class Teardown {
   /**
    * Spawns `script` under tsx (with the workspace's source condition and, with `profDir`, a CPU
    * profile) in its own process group, as the running child until it exits; past `timeoutMs`
-   * `onTimeout` is told and the child's group killed. Resolves with how it ended.
+   * `onTimeout` is told and the child's group killed. Resolves with how it ended. With `prefix`
+   * (e.g. `["ip", "netns", "exec", name]`) the node command runs through it; the prefix must exec
+   * node in its own place (as `ip netns exec` does), so the process group is still the child's.
    */
   runChild(
     script: string,
-    options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly profDir: string | null; readonly timeoutMs: number; readonly onTimeout: () => void },
+    options: {
+      readonly cwd: string;
+      readonly env: NodeJS.ProcessEnv;
+      readonly profDir: string | null;
+      readonly timeoutMs: number;
+      readonly onTimeout: () => void;
+      readonly prefix?: readonly string[];
+    },
     attach: (child: ChildProcess) => void,
   ): Promise<{ code: number | null; signal: string | null; timedOut: boolean }> {
     return new Promise((done) => {
       const nodeArgs = ["--import", "tsx", "--conditions=@belay/source"];
       if (options.profDir) nodeArgs.push("--cpu-prof", "--cpu-prof-dir", options.profDir);
-      const child = spawn(process.execPath, [...nodeArgs, script], { cwd: options.cwd, env: options.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+      const [file, ...args] = [...(options.prefix ?? []), process.execPath, ...nodeArgs, script];
+      const child = spawn(file!, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
       this.#child = child;
       let timedOut = false;
       const timer = setTimeout(() => {

@@ -20,6 +20,8 @@ export interface Session {
   completed(): Promise<number>;
   /** Stops workers (if any) and closes everything the session opened. */
   close(): Promise<void>;
+  /** What the session traced of its workers' store calls, added to the processing record. */
+  trace?(): Record<string, unknown>;
 }
 
 export interface VariantSpec {
@@ -28,6 +30,8 @@ export interface VariantSpec {
   readonly settings: Record<string, unknown>;
   /** Poll-bound by design: process for `processCapS` seconds and report the rate. */
   readonly capped?: boolean;
+  /** Runs only when `--variants` names it (a diagnostic, not a configuration under comparison). */
+  readonly optIn?: boolean;
 }
 
 export interface Adapter {
@@ -40,6 +44,11 @@ export interface Adapter {
   open(variant: string, fresh: boolean): Promise<Session>;
   /** Ends what the adapter holds across phases (admin connections, files). */
   dispose(): Promise<void>;
+  /**
+   * Facts about the system's path to its store, measured before each processing phase's window
+   * and added to its record (e.g. the network it crosses and a round trip's time on it).
+   */
+  readonly facts?: () => Promise<Record<string, unknown>>;
 }
 
 const payloads = (from: number, to: number): Payload[] => {
@@ -78,13 +87,14 @@ export async function runSystem(adapter: Adapter): Promise<void> {
 
     for (const concurrency of cfg.concurrency) {
       for (const [variant, spec] of Object.entries(adapter.variants)) {
-        if (spec.roles.process === null || !wanted(variant)) continue;
+        if ((spec.roles.process === null && !spec.optIn) || !wanted(variant) || (spec.optIn && !cfg.variants.includes(variant))) continue;
         const extra = { concurrency, roles: spec.roles };
         await phases.run("process", variant, async () => {
           const loader = await adapter.open(variant, true);
           phases.defer(() => loader.close());
           await preload(loader);
           await loader.close();
+          const facts = adapter.facts ? await adapter.facts() : {};
           const session = await adapter.open(variant, false);
           phases.defer(() => session.close());
           let handled = 0;
@@ -112,6 +122,7 @@ export async function runSystem(adapter: Adapter): Promise<void> {
             done = N;
           }
           const w = cpu.stop();
+          const trace = session.trace?.() ?? {};
           await session.close();
           if (firstStart === null) throw new Error("no handler ever started");
           emit("process", variant, {
@@ -124,6 +135,8 @@ export async function runSystem(adapter: Adapter): Promise<void> {
             jobs_per_s_incl_boot: rate(done, tEnd - t0),
             completion_lag_ms: lastHandler === null ? null : Math.round(tEnd - lastHandler),
             settings: spec.settings,
+            ...facts,
+            ...trace,
             ...w,
             t_end: tEnd,
           });

@@ -8,10 +8,12 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, hostname, loadavg, release, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type NetworkNamespaces, createNetworkNamespaces } from "@belay/conformance/postgres";
 import { type Option, Teardown, forEachLine, int, ints, list, parseArgs } from "./cli.js";
 import { type ChildConfig, HARNESS_APP } from "./shared.js";
 import { Pgbench, PostgresCluster, RedisServer, Sampler, findPgBin, log, makeScratch, windowStats } from "./infra.js";
 import { type BenchRecord, type SystemInfo, summarize } from "./summary.js";
+import { type NetworkShape, networkSummary, parseNetworks } from "./network-summary.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PKG = resolve(HERE, "..");
@@ -21,6 +23,8 @@ interface SystemDef extends SystemInfo {
   readonly env: Record<string, string>;
   readonly database: string | null;
   readonly redis: boolean;
+  /** The network between its runner and the cluster (`loopback` = the unix socket, in this namespace). */
+  readonly network?: NetworkShape;
 }
 
 const SYSTEMS: Record<string, SystemDef> = {
@@ -59,6 +63,11 @@ const OPTIONS: Option[] = [
   { flag: "scratch", def: "", help: "scratch folder (default: a new one in the OS temp folder, removed at the end)" },
   { flag: "out", def: join(PKG, "results"), help: "folder for <timestamp>.json and .md" },
   { flag: "keep", def: "false", help: "keep the scratch folder (cluster data, logs, SQLite files)", bool: true },
+  {
+    flag: "network",
+    def: "loopback",
+    help: "networks between the PostgreSQL systems' runners and the cluster: loopback (the unix socket) and/or netns-<d>ms (the runner in its own network namespace, a veth pair, <d> ms added each way: tc netem, or a userspace delay proxy where sch_netem is missing), e.g. loopback,netns-0ms,netns-5ms; needs root",
+  },
   { flag: "cpu-prof", def: "false", help: "run every child with --cpu-prof (profiles under <out>/<timestamp>-profiles/)", bool: true },
 ];
 
@@ -67,8 +76,10 @@ const OPTIONS: Option[] = [
 let cluster: PostgresCluster | null = null;
 let redis: RedisServer | null = null;
 let sampler: Sampler | null = null;
+const networks = new Map<string, NetworkNamespaces>();
 const teardown = new Teardown();
 teardown.onTeardown(() => {
+  for (const net of networks.values()) net.close();
   redis?.stop();
   cluster?.stop();
 });
@@ -82,9 +93,10 @@ async function runChild(def: SystemDef, config: ChildConfig, timeoutMs: number, 
     join(HERE, def.file),
     {
       cwd: PKG,
-      env: { ...process.env, ...def.env, BENCH_CONFIG: JSON.stringify(config) },
+      env: { ...process.env, ...def.env, ...networkEnv(def), BENCH_CONFIG: JSON.stringify(config) },
       profDir,
       timeoutMs,
+      ...(def.network?.netns ? { prefix: networks.get(def.network.name)!.exec(0) } : {}),
       onTimeout: () => log(`${def.name} run ${config.run}: child exceeded ${Math.round(timeoutMs / 1000)} s, killing its process group`),
     },
     (child) => {
@@ -100,6 +112,14 @@ async function runChild(def: SystemDef, config: ChildConfig, timeoutMs: number, 
     },
   );
   return { records, ...ended };
+}
+
+/** BENCH_NETWORK for a runner across a namespace's veth pair (see systems/network.ts). */
+function networkEnv(def: SystemDef): Record<string, string> {
+  if (!def.network?.netns) return {};
+  const net = networks.get(def.network.name)!;
+  const ns = net.namespaces[0]!;
+  return { BENCH_NETWORK: JSON.stringify({ name: def.network.name, host: ns.databaseHost, port: ns.databasePort, delayMs: net.delayMs, delayKind: net.delayKind }) };
 }
 
 // ---- main ----
@@ -134,10 +154,13 @@ function gitDescribe(): string {
 
 async function main(): Promise<void> {
   const values = parseArgs(OPTIONS, process.argv.slice(2), "pnpm bench");
-  const systems = list(values["systems"]!).map((s) => {
+  const shapes = parseNetworks(values["network"]!);
+  const systems = list(values["systems"]!).flatMap((s) => {
     const def = SYSTEMS[s];
     if (!def) throw new Error(`unknown system ${s}; known: ${Object.keys(SYSTEMS).join(", ")}`);
-    return def;
+    // A network shape applies to the systems whose runner talks to the cluster itself.
+    if (def.conns !== "pg") return [def];
+    return shapes.map((network): SystemDef => (network.netns ? { ...def, name: `${def.name}@${network.name}`, network } : { ...def, network }));
   });
   const phases = list(values["phases"]!);
   for (const p of phases) if (!ALL_PHASES.includes(p)) throw new Error(`unknown phase ${p}; known: ${ALL_PHASES.join(", ")}`);
@@ -172,6 +195,7 @@ async function main(): Promise<void> {
     pgbench: { seconds: pgbenchSeconds, clients: int(values, "pgbench-clients", 1), scale: int(values, "pgbench-scale", 1) },
     sample_ms: int(values, "sample-ms", 10),
     settle_s: settleS,
+    network: shapes.map((n) => n.name),
   };
   const cpuModel = cpus()[0]?.model ?? "?";
   const meta = {
@@ -206,6 +230,19 @@ async function main(): Promise<void> {
     await redis.start();
     Object.assign(meta.versions, { redis: redis.version });
   }
+  for (const shape of shapes.filter((n) => n.netns)) {
+    const net = await createNetworkNamespaces({
+      count: 1,
+      delayMs: shape.delayMs,
+      upstream: { path: join(cluster.sock, `.s.PGSQL.${cluster.port}`) },
+      prefix: "belay-bench",
+      log: (line) => log(line),
+    });
+    networks.set(shape.name, net);
+    const ns = net.namespaces[0]!;
+    log(`network ${shape.name}: namespace ${ns.name} (${ns.address}) → ${ns.databaseHost}:${ns.databasePort} → the cluster's socket; delay: ${net.delayNote}`);
+  }
+  Object.assign(meta, { networks: Object.fromEntries([...networks].map(([name, net]) => [name, { delay_ms: net.delayMs, delay_kind: net.delayKind, note: net.delayNote, namespace: net.namespaces[0] }])) });
   sampler = new Sampler(cluster, redis, HARNESS_APP, settings.sample_ms);
   await sampler.open();
 
@@ -263,8 +300,15 @@ async function main(): Promise<void> {
       const profDir = profRoot ? join(profRoot, `${def.name}-run${run}`) : null;
       sampler.begin(def.database);
       const t0 = Date.now();
+      const net = def.network?.netns ? networks.get(def.network.name)! : null;
+      const forwarderCpu0 = net?.forwarderCpuMs() ?? 0;
       const result = await runChild(def, config, childTimeoutMs, profDir);
       const samples = await sampler.end();
+      if (net !== null) {
+        const ms = Date.now() - t0;
+        const cpu = net.forwarderCpuMs() - forwarderCpu0;
+        records.push({ system: def.name, phase: "env", variant: "forwarder", run, network: def.network!.name, child_ms: ms, forwarder_cpu_ms: cpu, forwarder_cpu_pct: Math.round((cpu / ms) * 1000) / 10 });
+      }
       for (const rec of result.records) {
         const a = rec["t_start"];
         const b = rec["t_end"];
@@ -283,7 +327,9 @@ async function main(): Promise<void> {
   meta.finished = new Date().toISOString();
   save();
   const infos: SystemInfo[] = systems.map(({ name, belay, conns }) => ({ name, belay, conns }));
-  const summary = summarize(records, infos, { concurrency, latencyConcurrency: settings.latency_concurrency });
+  const summary =
+    summarize(records, infos, { concurrency, latencyConcurrency: settings.latency_concurrency }) +
+    networkSummary(records, systems.filter((s) => s.network !== undefined).map((s) => ({ name: s.name, network: s.network! })), concurrency, [...networks.values()]);
   const header = [
     `# Belay benchmark — ${meta.started}`,
     "",

@@ -10,8 +10,9 @@ import { join } from "node:path";
 import type { JobStore } from "@belay/contract";
 import { Client, Worker, defineJob, request } from "@belay/core";
 import type pg from "pg";
-import { cfg, harnessClient, pgConnString } from "../child.js";
+import { cfg, harnessClient } from "../child.js";
 import { type Adapter, type Payload, type Session, runSystem } from "../driver.js";
+import { probeRoundTrip, systemConnString } from "./network.js";
 
 const KIND = process.env["BELAY_STORE"] === "sqlite" ? "sqlite" : "postgres";
 const QUEUE = "bench";
@@ -36,7 +37,7 @@ async function freshStore(fresh: boolean): Promise<JobStore> {
     admin ??= await harnessClient(cfg.database!);
     if (fresh) await admin.query(`drop schema if exists ${SCHEMA} cascade`);
     const { PostgresStore } = await import("@belay/postgres");
-    const store = new PostgresStore({ connectionString: pgConnString(cfg.database!), schema: SCHEMA });
+    const store = new PostgresStore({ connectionString: systemConnString(cfg.database!), schema: SCHEMA });
     if (fresh) await store.migrate();
     return store;
   }
@@ -50,25 +51,89 @@ async function freshStore(fresh: boolean): Promise<JobStore> {
   return store;
 }
 
+// ---- the worker's store calls, traced: how many, how large, how long, how many at once ----
+
+interface OpStat {
+  calls: number;
+  jobs: number;
+  ms: number[];
+  inFlight: number;
+  maxInFlight: number;
+}
+const TRACED = ["claim", "reportOutcomes", "heartbeat"];
+/** Pump counts of the opt-in `pumps-N` variants. */
+const PUMPS = [2, 4];
+
+/** `store` counting the worker's claims, reports and heartbeats into `ops` (behaviour unchanged). */
+function traced(store: JobStore, ops: Map<string, OpStat>): JobStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== "function") return v;
+      const name = String(prop);
+      if (!TRACED.includes(name)) return v.bind(target);
+      return async (req: Record<string, unknown>) => {
+        const s = ops.get(name) ?? { calls: 0, jobs: 0, ms: [], inFlight: 0, maxInFlight: 0 };
+        ops.set(name, s);
+        s.maxInFlight = Math.max(s.maxInFlight, ++s.inFlight);
+        const t = performance.now();
+        try {
+          const res = (await (v as (r: unknown) => Promise<unknown>).call(target, req)) as Record<string, unknown>;
+          s.calls++;
+          s.ms.push(performance.now() - t);
+          if (name === "claim") s.jobs += (res["jobs"] as unknown[]).length;
+          else if (name === "reportOutcomes") s.jobs += (req["reports"] as unknown[]).length;
+          else s.jobs += (req["leases"] as unknown[]).length;
+          return res;
+        } finally {
+          s.inFlight--;
+        }
+      };
+    },
+  });
+}
+
+function traceOf(ops: Map<string, OpStat>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, s] of ops) {
+    const ms = [...s.ms].sort((a, b) => a - b);
+    const at = (p: number) => (ms.length ? Math.round(ms[Math.min(ms.length - 1, Math.floor(p * ms.length))]! * 100) / 100 : null);
+    out[name] = { calls: s.calls, jobs_per_call: s.calls ? Math.round((s.jobs / s.calls) * 10) / 10 : null, p50_ms: at(0.5), p90_ms: at(0.9), max_in_flight: s.maxInFlight };
+  }
+  return { store_calls: out };
+}
+
 const adapter: Adapter = {
   variants: {
     default: {
       roles: { process: "both", latency: "both" },
       settings: { store: KIND, historyPolicy: "transitionsAndFailureDetail (default)", worker: "one group, poolSize = concurrency, other options default" },
     },
+    // Not defaults and never compared: the same handlers split over N pumps (N claims and N
+    // reports in flight instead of one each), to see what more overlapped round trips buy across
+    // a network. Run only when named (`--variants default,pumps-2,pumps-4`).
+    ...Object.fromEntries(
+      PUMPS.map((n) => [
+        `pumps-${n}`,
+        { roles: { process: null, latency: null }, settings: { store: KIND, worker: `one group, pumps ${n}, poolSize = concurrency / ${n} each, other options default` }, optIn: true },
+      ]),
+    ),
   },
   enqueueVariant: "default",
   api: { single: "client.enqueue", batch: `client.enqueueMany x${cfg.batch}` },
-  async open(_variant, fresh): Promise<Session> {
+  async open(variant, fresh): Promise<Session> {
     const store = await freshStore(fresh);
     const client = new Client({ store });
     let worker: Worker | null = null;
+    const ops = new Map<string, OpStat>();
     return {
       enqueue: (payload) => client.enqueue(noop, payload),
       enqueueBatch: (list) => client.enqueueMany(list.map((p) => request(noop, p))),
       async startWorker(concurrency, handler) {
         onJobs = handler;
-        worker = new Worker({ store, jobs: [noop], groups: [{ name: "bench", queues: [QUEUE], poolSize: concurrency }] });
+        const pumps = variant.startsWith("pumps-") ? Number(variant.slice("pumps-".length)) : 1;
+        const group = { name: "bench", queues: [QUEUE], poolSize: Math.max(1, Math.round(concurrency / pumps)), ...(pumps > 1 ? { pumps } : {}) };
+        worker = new Worker({ store: traced(store, ops), jobs: [noop], groups: [group] });
         await worker.start();
       },
       async completed() {
@@ -79,6 +144,7 @@ const adapter: Adapter = {
         const counts = await store.countJobs();
         return counts.filter((c) => c.state === "succeeded").reduce((n, c) => n + c.count, 0);
       },
+      trace: () => traceOf(ops),
       async close() {
         if (worker !== null) await worker.stop({ timeoutMs: 10_000 });
         worker = null;
@@ -90,6 +156,7 @@ const adapter: Adapter = {
   async dispose() {
     await admin?.end();
   },
+  ...(KIND === "postgres" ? { facts: () => probeRoundTrip(cfg.database!) } : {}),
 };
 
 await runSystem(adapter);

@@ -8,10 +8,11 @@
 //            and failJobBatchDelay 0 (batched completion).
 import { Logger, type Runner, type WorkerUtils, makeWorkerUtils, run } from "graphile-worker";
 import type pg from "pg";
-import { cfg, harnessClient, pgConnString } from "../child.js";
+import { cfg, harnessClient } from "../child.js";
+import { systemConnString } from "./network.js";
 import { type Adapter, type Session, type VariantSpec, runSystem } from "../driver.js";
 
-const connectionString = pgConnString(cfg.database!);
+const connectionString = systemConnString(cfg.database!);
 const logger = new Logger(() => (level, message) => {
   if (level === "error") console.error(`[graphile-worker] ${message}`);
 });

@@ -13,10 +13,11 @@
 //                pg-boss's "best" for the latency phase (idle workers otherwise sleep 2 s).
 import { PgBoss } from "pg-boss";
 import type pg from "pg";
-import { cfg, harnessClient, pgConnString } from "../child.js";
+import { cfg, harnessClient } from "../child.js";
+import { systemConnString } from "./network.js";
 import { type Adapter, type Session, type VariantSpec, runSystem } from "../driver.js";
 
-const connectionString = pgConnString(cfg.database!);
+const connectionString = systemConnString(cfg.database!);
 const Q = "noop";
 
 interface BossVariant extends VariantSpec {

@@ -63,6 +63,13 @@ export interface NormalizedNewJob {
   readonly retry: RetryDisposition | null;
 }
 
+// Shared by every job a call validates: the normalized job's empty lists, and the rejection
+// builders (module functions, so that validating a job allocates none).
+const NONE: readonly string[] = Object.freeze([]);
+const NO_TAGS = Object.freeze({ ok: true as const, tags: Object.freeze([]) as readonly Tag[] });
+const fail = (rejection: Rejection) => ({ ok: false as const, rejection });
+const invalid = (field: string, message: string) => fail({ code: "BELAY_INVALID_INPUT", field, message });
+
 /**
  * Checks one job's own fields against `bounds`, in a fixed order every store shares (shape, id,
  * job name, queue, payload size, parents, tags, trace context), and returns the first failure or
@@ -72,9 +79,6 @@ export function validateNewJob(
   job: NewJob,
   bounds: Bounds,
 ): { readonly ok: true; readonly job: NormalizedNewJob } | { readonly ok: false; readonly rejection: Rejection } {
-  const fail = (rejection: Rejection) => ({ ok: false as const, rejection });
-  const invalid = (field: string, message: string) => fail({ code: "BELAY_INVALID_INPUT", field, message });
-
   if (typeof job !== "object" || job === null) return invalid("job", "must be an object");
   const idProblem = checkId(job.id, "id", bounds);
   if (idProblem) return fail(idProblem);
@@ -90,10 +94,11 @@ export function validateNewJob(
   if (mode !== "onSuccess" && mode !== "onAnyTerminal") {
     return invalid("dependencyMode", "must be onSuccess or onAnyTerminal");
   }
-  const rawParents = job.parentIds ?? [];
+  const rawParents = job.parentIds ?? NONE;
   if (!Array.isArray(rawParents)) return invalid("parentIds", "must be an array of job ids");
-  const parentIds = [...new Set(rawParents)];
-  for (const [i, parentId] of parentIds.entries()) {
+  const parentIds: readonly string[] = rawParents.length === 0 ? NONE : [...new Set(rawParents)];
+  for (let i = 0; i < parentIds.length; i++) {
+    const parentId = parentIds[i];
     const problem = checkId(parentId, `parentIds[${i}]`, bounds);
     if (problem) return fail(problem);
     if (parentId === job.id) return invalid(`parentIds[${i}]`, "a job cannot be its own parent");
@@ -102,7 +107,8 @@ export function validateNewJob(
     return fail(boundRejection("BELAY_TOO_MANY_PARENTS", "parentIds", bounds.parents, parentIds.length));
   }
 
-  const tagged = normalizeTags(job.tags ?? [], "tags", bounds);
+  const rawTags = job.tags ?? NO_TAGS.tags;
+  const tagged = Array.isArray(rawTags) && rawTags.length === 0 ? NO_TAGS : normalizeTags(rawTags, "tags", bounds);
   if (!tagged.ok) return tagged;
 
   const traceContext = job.traceContext ?? null;
@@ -237,8 +243,12 @@ export function checkJobName(jobName: unknown, field: string, bounds: Bounds): R
 /** A problem with a payload (JSON text the store keeps verbatim, within `bounds.payloadBytes`), or `null`. */
 export function checkPayload(payload: unknown, field: string, bounds: Bounds): Rejection | null {
   if (typeof payload !== "string") return { code: "BELAY_INVALID_INPUT", field, message: "must be JSON text" };
-  const bytes = utf8ByteLength(payload);
-  if (bytes > bounds.payloadBytes) return boundRejection("BELAY_PAYLOAD_TOO_LARGE", field, bounds.payloadBytes, bytes);
+  // A UTF-16 unit is at most 3 bytes of UTF-8 (a surrogate pair 4 for two): most payloads fit
+  // without counting.
+  if (payload.length * 3 > bounds.payloadBytes) {
+    const bytes = utf8ByteLength(payload);
+    if (bytes > bounds.payloadBytes) return boundRejection("BELAY_PAYLOAD_TOO_LARGE", field, bounds.payloadBytes, bytes);
+  }
   const problem = textProblem(payload);
   return problem === null ? null : { code: "BELAY_INVALID_INPUT", field, message: problem };
 }

@@ -34,6 +34,8 @@ export class EnqueueCoalescer {
   readonly #maxInFlight: number;
   readonly #maxJobs: number;
   #inFlight = 0;
+  /** A freed slot's next statement waits for the next turn of the event loop (see `#free`). */
+  #deferred = false;
   #waiting: Waiting[] = [];
   #idle: (() => void)[] = [];
 
@@ -53,11 +55,12 @@ export class EnqueueCoalescer {
   enqueue(request: EnqueueRequest, checked?: readonly CheckedJob[]): Promise<readonly EnqueueResult[]> {
     return new Promise((resolve, reject) => {
       this.#waiting.push({ request, checked, resolve, reject });
-      this.#next();
+      if (!this.#deferred) this.#next();
     });
   }
 
   #next(): void {
+    this.#deferred = false;
     while (this.#inFlight < this.#maxInFlight && this.#waiting.length > 0) {
       let jobs = this.#waiting[0]!.request.jobs.length;
       let count = 1;
@@ -68,16 +71,25 @@ export class EnqueueCoalescer {
       const group = this.#waiting.slice(0, count);
       this.#waiting = this.#waiting.slice(count);
       this.#inFlight++;
-      void this.#flush(group).finally(() => {
-        this.#inFlight--;
-        this.#next();
-      });
+      void this.#flush(group);
     }
     if (this.#inFlight === 0 && this.#waiting.length === 0) {
       const idle = this.#idle;
       this.#idle = [];
       for (const resolve of idle) resolve();
     }
+  }
+
+  /**
+   * Frees the slot of a statement whose callers are about to be answered. Its next statement
+   * waits for the next turn of the event loop: the callers answered often enqueue again at once
+   * (a producer loop), and so share it instead of the first of them taking the slot alone.
+   */
+  #free(): void {
+    this.#inFlight--;
+    if (this.#deferred) return;
+    this.#deferred = true;
+    setImmediate(() => this.#next());
   }
 
   async #flush(group: readonly Waiting[]): Promise<void> {
@@ -91,18 +103,25 @@ export class EnqueueCoalescer {
       results = await this.#run(request, checked);
     } catch (error) {
       if (group.length === 1 || error instanceof TransientStoreError) {
+        this.#free();
         for (const w of group) w.reject(error);
         return;
       }
-      for (const w of group) {
+      // Call by call, each answered as soon as its statement ends; the slot stays taken until the last.
+      for (const [i, w] of group.entries()) {
+        let outcome: PromiseSettledResult<readonly EnqueueResult[]>;
         try {
-          w.resolve(await this.#run(w.request, w.checked));
+          outcome = { status: "fulfilled", value: await this.#run(w.request, w.checked) };
         } catch (own) {
-          w.reject(own);
+          outcome = { status: "rejected", reason: own };
         }
+        if (i === group.length - 1) this.#free();
+        if (outcome.status === "fulfilled") w.resolve(outcome.value);
+        else w.reject(outcome.reason);
       }
       return;
     }
+    this.#free();
     let offset = 0;
     for (const w of group) {
       w.resolve(results.slice(offset, offset + w.request.jobs.length));

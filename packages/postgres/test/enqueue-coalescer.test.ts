@@ -10,6 +10,15 @@ import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 
 const job = (id: string, extra: Partial<NewJob> = {}): NewJob => ({ id, jobName: "j", queue: "q", payload: "{}", dueAt: 0, ...extra });
 
+/** The next turn of the event loop: when a freed slot starts its next statement. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Turns of the event loop until `condition` holds (a few at most: nothing here waits for I/O). */
+async function turnsUntil(condition: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 20 && !condition(); turn++) await nextTurn();
+  expect(condition()).toBe(true);
+}
+
 describe("EnqueueCoalescer", () => {
   /** A fake statement that records each request and resolves when told to. */
   function rig(maxInFlight: number, maxJobs = 100) {
@@ -38,7 +47,7 @@ describe("EnqueueCoalescer", () => {
     expect(statements).toHaveLength(1); // both wait for the slot
     statements[0]!.finish();
     expect((await first).map((r) => r.id)).toEqual(["a"]);
-    await Promise.resolve();
+    await nextTurn();
     expect(statements).toHaveLength(2);
     expect(statements[1]!.request).toMatchObject({ now: 5 }); // the latest caller's now
     expect(statements[1]!.request.jobs.map((j) => j.id)).toEqual(["b", "c", "d"]);
@@ -47,17 +56,46 @@ describe("EnqueueCoalescer", () => {
     expect((await third).map((r) => r.id)).toEqual(["d"]);
   });
 
+  it("callers answered by a statement that enqueue again at once share the freed slot's next statement", async () => {
+    const { coalescer, statements } = rig(2);
+    // Two producer loops per slot: each enqueues again as soon as its call is answered.
+    const produced: string[] = [];
+    const loop = async (name: string, rounds: number) => {
+      for (let i = 0; i < rounds; i++) {
+        const [result] = await coalescer.enqueue({ jobs: [job(`${name}${i}`)], now: 1 });
+        produced.push(result!.id);
+      }
+    };
+    const loops = ["p", "q", "r", "s"].map((name) => loop(name, 2));
+    // p0 and q0 run at once (two free slots); r0 and s0 wait and share the next statement.
+    expect(statements.map((s) => s.request.jobs.map((j) => j.id))).toEqual([["p0"], ["q0"]]);
+    statements[0]!.finish();
+    await turnsUntil(() => statements.length === 3);
+    expect(statements[2]!.request.jobs.map((j) => j.id)).toEqual(["r0", "s0", "p1"]);
+    statements[1]!.finish();
+    await turnsUntil(() => statements.length === 4);
+    expect(statements[3]!.request.jobs.map((j) => j.id)).toEqual(["q1"]);
+    statements[2]!.finish();
+    await turnsUntil(() => statements.length === 5);
+    expect(statements[4]!.request.jobs.map((j) => j.id)).toEqual(["r1", "s1"]);
+    statements[3]!.finish();
+    statements[4]!.finish();
+    await Promise.all(loops);
+    expect(produced.sort()).toEqual(["p0", "p1", "q0", "q1", "r0", "r1", "s0", "s1"]);
+    await coalescer.idle();
+  });
+
   it("never puts more than maxJobs jobs in one statement", async () => {
     const { coalescer, statements } = rig(1, 3);
     const calls = [coalescer.enqueue({ jobs: [job("a")], now: 1 })];
     for (const id of ["b", "c", "d", "e"]) calls.push(coalescer.enqueue({ jobs: [job(id)], now: 1 }));
     statements[0]!.finish();
     await calls[0];
-    await Promise.resolve();
+    await nextTurn();
     expect(statements[1]!.request.jobs.map((j) => j.id)).toEqual(["b", "c", "d"]);
     statements[1]!.finish();
     await calls[3];
-    await Promise.resolve();
+    await nextTurn();
     expect(statements[2]!.request.jobs.map((j) => j.id)).toEqual(["e"]);
     statements[2]!.finish();
     expect((await calls[4]!).map((r) => r.id)).toEqual(["e"]);
@@ -90,7 +128,7 @@ describe("EnqueueCoalescer", () => {
     const done = coalescer.idle().then(() => (idle = true));
     statements[0]!.finish();
     await first;
-    await Promise.resolve();
+    await nextTurn();
     expect(idle).toBe(false);
     statements[1]!.finish(new TransientStoreError("connection lost"));
     await expect(second).rejects.toBeInstanceOf(TransientStoreError);
@@ -106,7 +144,7 @@ describe("EnqueueCoalescer", () => {
     const third = coalescer.enqueue({ jobs: [job("c")], now: 1 });
     statements[0]!.finish();
     await first;
-    await Promise.resolve();
+    await nextTurn();
     statements[1]!.finish(new Error("value refused"));
     // Run again call by call: b alone, then c alone.
     await new Promise((resolve) => setTimeout(resolve, 0));

@@ -6,7 +6,7 @@ import {
 import { DueQueues, type StoreContext } from "../context.js";
 import type { CheckedJob } from "../enqueue-coalescer.js";
 import { type CheckedExecutor, type Session, type SqlCache, clientExecutor } from "../session.js";
-import { encodeIds, encodeRetry, encodeTags, stateOf, toInt } from "./jobs.js";
+import { stateOf, toInt } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 const CAUSE = TRANSITION_CAUSE_CODES;
@@ -28,31 +28,43 @@ export interface InsertOutcome {
 }
 
 /**
- * One statement inserts a whole batch from arrays: the jobs (in input order, so seq follows it),
- * the queue rows of new queues, their tags, their parent edges and their first transitions. A job
- * whose id exists is left alone (ON CONFLICT DO NOTHING) and reported with the existing job's
- * state, read from the statement's snapshot. Everything else is written for the inserted jobs
- * only, so a duplicate writes nothing at all: not a queue row for the queue it names, nor a
- * parent's `has_children` (existing parents of inserted jobs are marked here, once locked by the
- * caller; parents inserted by the same call are born marked, `$19`).
+ * One statement inserts a whole batch from one JSON document (`$1`, an array with one object per
+ * job, in input order so that seq follows it; see {@link insertDocuments}): the jobs, the queue
+ * rows of new queues, their tags, their parent edges and their first transitions. A job whose id
+ * exists is left alone (ON CONFLICT DO NOTHING) and reported with the existing job's state, read
+ * from the statement's snapshot. Everything else is written for the inserted jobs only, so a
+ * duplicate writes nothing at all: not a queue row for the queue it names, nor a parent's
+ * `has_children` (existing parents of inserted jobs are marked here, once locked by the caller;
+ * parents inserted by the same call are born marked, field `k`).
  *
- * The job's own retry policy (`$21`) is written here once and never updated; the transitions
- * record `$20` as their cause (enqueued, minted or triggered), `parentFailed` for a job born
- * cancelled.
+ * Tags, parent ids and retry policies arrive as JSON values and are stored as their text, which
+ * the `json` type reproduces exactly as the document spells it (the row encodings of
+ * `encodeTags`, `encodeIds`, `encodeRetry`). A field left out is NULL (or the column's default).
+ * `$2` is the call's instant, `$3` whether history is kept. The job's own retry policy is written
+ * here once and never updated; the transitions record `$4` as their cause (enqueued, minted or
+ * triggered), `parentFailed` for a job born cancelled.
+ *
+ * The parent edges come as a document of their own (`$5`, `[{c: child, p: parent}]`, usually
+ * empty) rather than unpacked from each job's parent ids: the planner guesses 100 elements for
+ * any JSON array it unpacks, so 100 jobs × 100 parents would price the statement past
+ * `jit_above_cost`, and JIT compiling it costs more than a small batch's whole insert. Existing
+ * jobs (a parent, the holder of a duplicate id) are looked up by a subquery per row, which reads
+ * the id index whatever the estimates.
  */
 export const INSERT_JOBS = (S: string) => `
 WITH input AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int2[], $7::int4[], $8::text[],
-                       $9::text[], $10::int2[], $11::text[], $12::text[], $13::text[], $14::text[], $19::bool[], $21::text[])
-    WITH ORDINALITY AS i(id, job_name, queue, payload, due_at, state, parents_remaining, terminal_cause,
-                         parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children, retry, ord)
+  SELECT * FROM ROWS FROM (json_to_recordset($1::json) AS (
+    i text, n text, q text, p text, d bigint, s int2, r int4, c text, a json, m int2, t json, x text, h text, w text, k bool, y json
+  )) WITH ORDINALITY AS i(id, job_name, queue, payload, due_at, state, parents_remaining, terminal_cause,
+                          parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children, retry, ord)
 ),
 ins AS (
   INSERT INTO ${S}.jobs (id, job_name, queue, state, due_at, enqueued_at, terminal_at, terminal_cause, parents_remaining,
                          parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children,
                          transition_count, retry, payload)
-  SELECT id, job_name, queue, state, due_at, $15, CASE WHEN state >= ${STATE.succeeded} THEN $15::bigint END, terminal_cause, parents_remaining,
-         parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children, 1, retry, payload
+  SELECT id, job_name, queue, coalesce(state, ${STATE.scheduled}), due_at, $2, CASE WHEN state >= ${STATE.succeeded} THEN $2::bigint END,
+         terminal_cause, coalesce(parents_remaining, 0), parent_ids::text, coalesce(dependency_mode, 0), tags::text, trace_context,
+         schedule_id, workflow_id, coalesce(has_children, false), 1, retry::text, payload
   FROM input ORDER BY ord
   ON CONFLICT (id) DO NOTHING
   RETURNING seq, id, queue, state, tags
@@ -68,15 +80,15 @@ new_tags AS (
   ON CONFLICT DO NOTHING
 ),
 edges AS (
-  SELECT e.parent_id, c.seq AS child_seq FROM unnest($17::text[], $18::text[]) AS e(child_id, parent_id) JOIN ins c ON c.id = e.child_id
+  SELECT e.p AS parent_id, c.seq AS child_seq FROM json_to_recordset($5::json) AS e(c text, p text) JOIN ins c ON c.id = e.c
 ),
 new_edges AS (
   INSERT INTO ${S}.job_edges (parent_seq, child_seq)
-  SELECT coalesce(pi.seq, pj.seq), e.child_seq
-  FROM edges e
-  LEFT JOIN ins pi ON pi.id = e.parent_id
-  LEFT JOIN ${S}.jobs pj ON pj.id = e.parent_id
-  WHERE coalesce(pi.seq, pj.seq) IS NOT NULL
+  SELECT parent_seq, child_seq FROM (
+    SELECT coalesce(pi.seq, (SELECT pj.seq FROM ${S}.jobs pj WHERE pj.id = e.parent_id)) AS parent_seq, e.child_seq
+    FROM edges e LEFT JOIN ins pi ON pi.id = e.parent_id
+  ) found
+  WHERE parent_seq IS NOT NULL
   ON CONFLICT DO NOTHING
 ),
 marked_parents AS (
@@ -85,18 +97,81 @@ marked_parents AS (
 ),
 log AS (
   INSERT INTO ${S}.transitions (xid, job_seq, ordinal, at, state, attempt, cause)
-  SELECT pg_current_xact_id(), seq, 1, $15, state, 0,
-         CASE WHEN state = ${STATE.cancelled} THEN ${CAUSE.parentFailed} ELSE $20::int2 END
-  FROM ins WHERE $16 ORDER BY seq
+  SELECT pg_current_xact_id(), seq, 1, $2, state, 0,
+         CASE WHEN state = ${STATE.cancelled} THEN ${CAUSE.parentFailed} ELSE $4::int2 END
+  FROM ins WHERE $3 ORDER BY seq
 )
-SELECT i.ord, ins.seq, ins.state, e.state AS existing_state
+SELECT ins.seq, CASE WHEN ins.seq IS NULL THEN (SELECT e.state FROM ${S}.jobs e WHERE e.id = i.id) END AS existing_state
 FROM input i
 LEFT JOIN ins ON ins.id = i.id
-LEFT JOIN ${S}.jobs e ON e.id = i.id AND ins.seq IS NULL
 ORDER BY i.ord`;
 
 /** Why an insert's jobs were created: by an enqueue (or workflow), a schedule's tick, or a trigger. */
 export type CreationCause = Extract<TransitionCause, "enqueued" | "minted" | "triggered">;
+
+/**
+ * One job of {@link INSERT_JOBS}'s document: short keys, and a field left out (`undefined`, which
+ * `JSON.stringify` drops) when it is NULL or the column's default.
+ */
+interface DocumentJob {
+  readonly i: string;
+  readonly n: string;
+  readonly q: string;
+  readonly p: string;
+  readonly d: number;
+  readonly s: number;
+  readonly r?: number | undefined;
+  readonly c?: string | undefined;
+  readonly a?: readonly string[] | undefined;
+  readonly m?: number | undefined;
+  readonly t?: readonly (readonly [string, string])[] | undefined;
+  readonly x?: string | undefined;
+  readonly h?: string | undefined;
+  readonly w?: string | undefined;
+  readonly k?: true | undefined;
+  readonly y?: readonly number[] | undefined;
+}
+
+/**
+ * The JSON document of {@link INSERT_JOBS}: one `JSON.stringify` of the whole batch, so that a
+ * thousand jobs cost one parameter, not sixteen arrays of a thousand elements each. Nested values
+ * are the row encodings (`encodeIds`, `encodeTags`, `encodeRetry` are `JSON.stringify` of the same
+ * shapes), stored as the document spells them.
+ */
+export function insertDocuments(planned: readonly PlannedInsert[]): { readonly jobs: string; readonly edges: string } {
+  // Parents inserted in the same call are born knowing they have children.
+  let parentsHere: Set<string> | null = null;
+  const edges: { c: string; p: string }[] = [];
+  for (const { job } of planned) {
+    for (const parentId of job.parentIds) {
+      (parentsHere ??= new Set()).add(parentId);
+      edges.push({ c: job.id, p: parentId });
+    }
+  }
+  const doc: DocumentJob[] = new Array(planned.length);
+  for (let n = 0; n < planned.length; n++) {
+    const { job, state, parentsRemaining, terminalCause, scheduleId, workflowId } = planned[n]!;
+    doc[n] = {
+      i: job.id,
+      n: job.jobName,
+      q: job.queue,
+      p: job.payload,
+      d: job.dueAt,
+      s: state,
+      r: parentsRemaining === 0 ? undefined : parentsRemaining,
+      c: terminalCause ?? undefined,
+      a: job.parentIds.length === 0 ? undefined : job.parentIds,
+      m: job.dependencyMode === "onSuccess" ? undefined : DEPENDENCY_MODE_CODES[job.dependencyMode],
+      t: job.tags.length === 0 ? undefined : job.tags.map((tag) => [tag.key, tag.value] as const),
+      x: job.traceContext ?? undefined,
+      h: scheduleId ?? undefined,
+      w: workflowId ?? undefined,
+      k: parentsHere?.has(job.id) === true ? true : undefined,
+      y: job.retry === null ? undefined : [job.retry.maxAttempts, ...job.retry.delaysMs],
+    };
+  }
+  return { jobs: JSON.stringify(doc), edges: JSON.stringify(edges) };
+}
 
 /** Inserts planned jobs in one statement; results in input order. */
 export async function insertJobs(
@@ -108,43 +183,16 @@ export async function insertJobs(
   cause: CreationCause,
 ): Promise<InsertOutcome[]> {
   if (planned.length === 0) return [];
-  const edgeChildren: string[] = [];
-  const edgeParents: string[] = [];
-  for (const { job } of planned) {
-    for (const parentId of job.parentIds) {
-      edgeChildren.push(job.id);
-      edgeParents.push(parentId);
-    }
+  const { jobs, edges } = insertDocuments(planned);
+  const rows = await session.query(sql.get("insertJobs", INSERT_JOBS), [jobs, now, history, TRANSITION_CAUSE_CODES[cause], edges]);
+  const outcomes: InsertOutcome[] = new Array(rows.length);
+  for (let n = 0; n < rows.length; n++) {
+    const row = rows[n]!;
+    const seq = row["seq"];
+    const existing = row["existing_state"];
+    outcomes[n] = { seq: seq == null ? null : toInt(seq), existingState: existing == null ? null : toInt(existing) };
   }
-  // Parents inserted in the same call are born knowing they have children.
-  const parentsHere = new Set(edgeParents);
-  const rows = await session.query(sql.get("insertJobs", INSERT_JOBS), [
-    planned.map((p) => p.job.id),
-    planned.map((p) => p.job.jobName),
-    planned.map((p) => p.job.queue),
-    planned.map((p) => p.job.payload),
-    planned.map((p) => p.job.dueAt),
-    planned.map((p) => p.state),
-    planned.map((p) => p.parentsRemaining),
-    planned.map((p) => p.terminalCause),
-    planned.map((p) => encodeIds(p.job.parentIds)),
-    planned.map((p) => DEPENDENCY_MODE_CODES[p.job.dependencyMode]),
-    planned.map((p) => encodeTags(p.job.tags)),
-    planned.map((p) => p.job.traceContext),
-    planned.map((p) => p.scheduleId),
-    planned.map((p) => p.workflowId),
-    now,
-    history,
-    edgeChildren,
-    edgeParents,
-    planned.map((p) => parentsHere.has(p.job.id)),
-    TRANSITION_CAUSE_CODES[cause],
-    planned.map((p) => encodeRetry(p.job.retry)),
-  ]);
-  return rows.map((row) => ({
-    seq: row["seq"] == null ? null : toInt(row["seq"]),
-    existingState: row["existing_state"] == null ? null : toInt(row["existing_state"]),
-  }));
+  return outcomes;
 }
 
 // Locks the named parents and reads their current states; also reads which of the call's ids
@@ -299,19 +347,25 @@ async function enqueueJobs(
     const outcomes = await insertJobs(session, ctx.sql, inserts, now, ctx.history, "enqueued");
     await session.step("jobs inserted");
 
-    const byId = new Map(inserts.map((insert, i) => [insert.job.id, { insert, outcome: outcomes[i]! }]));
-    const unknown = [...byId.values()].filter((e) => e.outcome.seq === null && e.outcome.existingState === null).map((e) => e.insert.job.id);
+    // Creates are inserted in plan order, so the n-th create's outcome is `outcomes[n]`.
+    const unknown: string[] = [];
+    for (let n = 0; n < inserts.length; n++) {
+      const outcome = outcomes[n]!;
+      if (outcome.seq === null && outcome.existingState === null) unknown.push(inserts[n]!.job.id);
+    }
     const raced = new Map<string, number>();
     if (unknown.length > 0) {
       for (const row of await session.query(ctx.sql.get("stateById", STATE_BY_ID), [unknown])) raced.set(row["id"] as string, toInt(row["state"]));
     }
+    let n = 0;
     const results: EnqueueResult[] = plans.map((p) => {
       if (p.kind === "rejected") throw new Error("unreachable: rejected plans return early");
       if (p.kind === "duplicate") {
         const state = existing.get(p.id) ?? created.get(p.id) ?? raced.get(p.id) ?? STATE.scheduled;
         return { id: p.id, status: "duplicate", state: stateOf(state) };
       }
-      const { insert, outcome } = byId.get(p.job.id)!;
+      const insert = inserts[n]!;
+      const outcome = outcomes[n++]!;
       if (outcome.seq === null) {
         const state = outcome.existingState ?? raced.get(p.job.id) ?? STATE.scheduled;
         return { id: p.job.id, status: "duplicate", state: stateOf(state) };

@@ -57,3 +57,33 @@ export class PermanentJobError extends Error {
     this.name = "PermanentJobError";
   }
 }
+
+/**
+ * The abort state of one running handler. Its `AbortSignal` is made the first time the handler
+ * reads `ctx.signal` (most never do; a signal per job is a measurable share of a worker's CPU):
+ * an abort that came earlier is then already on it. The first abort's reason wins, as with an
+ * `AbortController`.
+ */
+export class HandlerAbort {
+  #controller: AbortController | null = null;
+  #reason: JobAbortedError | null = null;
+
+  /** Why the handler was aborted, or `null`. */
+  get reason(): JobAbortedError | null {
+    return this.#reason;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === null) {
+      this.#controller = new AbortController();
+      if (this.#reason !== null) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: JobAbortedError): void {
+    if (this.#reason !== null) return;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}

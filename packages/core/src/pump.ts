@@ -4,7 +4,7 @@ import type { AnyJobDefinition } from "./define-job.js";
 import { NodeDriver } from "./driver.js";
 import type { AbortReason, DriverCommand, DriverConfig, DriverEvent, DriverSnapshot, ExecutionResult, StoreFault } from "./driver-types.js";
 import { classifyStoreFault } from "./fault-policy.js";
-import { type JobContext, JobAbortedError } from "./job-context.js";
+import { HandlerAbort, type JobContext, JobAbortedError } from "./job-context.js";
 import type { Logger } from "./logger.js";
 import { parseTags, type TagInput } from "./tags.js";
 import type { BelayTelemetry } from "./telemetry.js";
@@ -45,7 +45,7 @@ export class Pump {
   #draining = false;
   #timer: TimerHandle | null = null;
   #deadline: TimerHandle | null = null;
-  readonly #controllers = new Map<string, AbortController>();
+  readonly #aborts = new Map<string, HandlerAbort>();
   readonly #settled: Promise<void>;
   #settle!: () => void;
   #halted: string | null = null;
@@ -239,7 +239,7 @@ export class Pump {
   }
 
   #abort(jobId: string, reason: AbortReason): void {
-    this.#controllers.get(jobId)?.abort(new JobAbortedError(reason));
+    this.#aborts.get(jobId)?.abort(new JobAbortedError(reason));
   }
 
   async #execute(job: ClaimedJob): Promise<void> {
@@ -283,10 +283,10 @@ export class Pump {
       }
       payload = checked.value;
     }
-    const controller = new AbortController();
-    this.#controllers.set(job.id, controller);
+    const abort = new HandlerAbort();
+    this.#aborts.set(job.id, abort);
     const added: Tag[] = [];
-    const ctx = this.#context(job, controller.signal, added);
+    const ctx = this.#context(job, abort, added);
     try {
       const output = await definition.handler(payload, ctx);
       const text = output === undefined ? null : JSON.stringify(output);
@@ -296,12 +296,12 @@ export class Pump {
       }
       return { type: "succeeded", output: text ?? null, addTags: added };
     } catch (error) {
-      const reason = controller.signal.reason;
+      const reason = abort.reason;
       if (reason instanceof JobAbortedError && reason.reason === "cancelRequested") return { type: "cancelled", addTags: added };
       const permanent = typeof error === "object" && error !== null && (error as { permanent?: unknown }).permanent === true;
       return this.#failed(error, added, !permanent);
     } finally {
-      this.#controllers.delete(job.id);
+      this.#aborts.delete(job.id);
     }
   }
 
@@ -314,8 +314,9 @@ export class Pump {
     return { type: "failed", failureDetail, addTags, retryable };
   }
 
-  #context(job: ClaimedJob, signal: AbortSignal, added: Tag[]): JobContext {
+  #context(job: ClaimedJob, abort: HandlerAbort, added: Tag[]): JobContext {
     const { store, logger } = this.#options;
+    let jobLogger: Logger | undefined;
     const parentOutput = async (parent: AnyJobDefinition | string): Promise<unknown> => {
       let parentId: string | undefined;
       if (typeof parent === "string") parentId = job.parentIds.includes(parent) ? parent : undefined;
@@ -336,14 +337,19 @@ export class Pump {
       jobName: job.jobName,
       queue: job.queue,
       attempt: job.attempt,
-      signal,
+      get signal() {
+        return abort.signal;
+      },
       enqueuedAt: job.enqueuedAt,
       dueAt: job.dueAt,
       tags: job.tags,
       traceContext: job.traceContext,
       scheduleId: job.scheduleId,
       workflowId: job.workflowId,
-      logger: logger.child({ jobId: job.id, jobName: job.jobName, attempt: job.attempt }),
+      // Made on first use, as the signal is: most handlers never log.
+      get logger() {
+        return (jobLogger ??= logger.child({ jobId: job.id, jobName: job.jobName, attempt: job.attempt }));
+      },
       addTags: (...tags: TagInput[]) => void added.push(...parseTags(tags, "tags")),
       parentOutput: parentOutput as JobContext["parentOutput"],
     };

@@ -4,6 +4,8 @@ import { type Backoff, nextBackoff } from "../fault-policy.js";
 import { decideFailure } from "../retry.js";
 import type { Running } from "./slots.js";
 
+const CANCELLED = Object.freeze({ type: "cancelled" as const });
+
 /**
  * Outcomes on their way to the store: buffered, batched into one report at a time (outcomes that
  * finish meanwhile ride the next), put back on a failed report, and retried under the job type's
@@ -52,22 +54,25 @@ export class Outcomes {
   }
 
   #toReport(running: Running, result: ExecutionResult, now: Instant): OutcomeReport {
+    // One literal per case (no spread of a shared base): this runs once per job.
     const { job } = running;
-    const base = { jobId: job.id, workerId: this.#config.workerId, attempt: job.attempt };
+    const { workerId } = this.#config;
     switch (result.type) {
       case "succeeded":
-        return { ...base, outcome: { type: "succeeded", output: result.output }, addTags: result.addTags };
+        return { jobId: job.id, workerId, attempt: job.attempt, outcome: { type: "succeeded", output: result.output }, addTags: result.addTags };
       case "cancelled":
-        return { ...base, outcome: { type: "cancelled" }, addTags: result.addTags };
+        return { jobId: job.id, workerId, attempt: job.attempt, outcome: CANCELLED, addTags: result.addTags };
       case "unroutable":
-        return { ...base, outcome: { type: "unroutable", reason: result.reason } };
+        return { jobId: job.id, workerId, attempt: job.attempt, outcome: { type: "unroutable", reason: result.reason } };
       case "failed": {
-        if (running.cancelRequested) return { ...base, outcome: { type: "cancelled" }, addTags: result.addTags };
+        if (running.cancelRequested) return { jobId: job.id, workerId, attempt: job.attempt, outcome: CANCELLED, addTags: result.addTags };
         const decision = result.retryable
           ? decideFailure(this.#config.retryFor(job), job.id, countedAttempts(job), now)
           : ({ type: "deadLetter" } as const);
         return {
-          ...base,
+          jobId: job.id,
+          workerId,
+          attempt: job.attempt,
           outcome: {
             type: "failed",
             retryAt: decision.type === "retry" ? decision.retryAt : null,

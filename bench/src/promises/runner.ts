@@ -25,9 +25,13 @@ function storeTarget(store: PromiseStore): PromiseTarget {
   return { name: store.capabilities.name, handle: (request, now) => store.handle(request, now), close: () => store.close() };
 }
 
-/** A PostgreSQL pool of the store's default size, every connection opened before the window. */
+/**
+ * A PostgreSQL pool as the store makes its own from `connectionString`: its default size, and
+ * pipelining connections (`pg`'s `pipeline: true`: BEGIN goes out with an operation's load and
+ * COMMIT with its write) — every connection opened before the window.
+ */
 async function openPool(connectionString: string): Promise<pg.Pool> {
-  const pool = new pg.Pool({ connectionString, max: 10 });
+  const pool = new pg.Pool({ connectionString, max: 10, ...(process.env["BENCH_PG_PIPELINE"] === "0" ? {} : { pipeline: true }) } as pg.PoolConfig);
   pool.on("error", () => undefined);
   const clients = await Promise.all(Array.from({ length: 10 }, () => pool.connect()));
   for (const client of clients) client.release();
@@ -97,6 +101,7 @@ async function cell(shape: ShapeName, callers: number): Promise<void> {
       const store = new PostgresPromiseStore({ pool });
       await store.migrate();
       target = storeTarget(store);
+      extra["postgres"] = { pipeline: process.env["BENCH_PG_PIPELINE"] !== "0" };
       // The measured window gets a pool of its own, opened after the warm-up's backends have
       // exited (and so flushed their statistics): the commit count is the window's.
       reopen = async () => {

@@ -5,6 +5,7 @@ import { type NewJob, isBelayError } from "@belay/contract";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { type SqliteQueryExecutor, SqliteStore } from "../src/index.js";
+import { SCHEMA_VERSION } from "../src/migrations/index.js";
 
 // What the conformance suite cannot see: configuration, the schema version check, connection
 // setup, wake-up hints, the caller's-transaction rules and lock errors.
@@ -50,9 +51,9 @@ describe("sqlite: configuration and schema", () => {
     for (const action of [() => store.enqueue({ jobs: [job("a")], now: T }), () => store.getJob("a"), () => store.countJobs()]) {
       expect(await errorOf(action)).toMatchObject({ code: "BELAY_SCHEMA_NOT_MIGRATED" });
     }
-    expect(await store.migrate()).toEqual({ fromVersion: 0, toVersion: 2 });
-    expect(await store.migrate()).toEqual({ fromVersion: 2, toVersion: 2 });
-    expect(await new SqliteStore({ path }).migrate()).toEqual({ fromVersion: 2, toVersion: 2 });
+    expect(await store.migrate()).toEqual({ fromVersion: 0, toVersion: SCHEMA_VERSION });
+    expect(await store.migrate()).toEqual({ fromVersion: SCHEMA_VERSION, toVersion: SCHEMA_VERSION });
+    expect(await new SqliteStore({ path }).migrate()).toEqual({ fromVersion: SCHEMA_VERSION, toVersion: SCHEMA_VERSION });
     expect((await store.enqueue({ jobs: [job("a")], now: T }))[0]).toMatchObject({ status: "created" });
     await store.close();
   });
@@ -61,10 +62,10 @@ describe("sqlite: configuration and schema", () => {
     const path = freshPath();
     (await migrated(path)).close();
     const db = new Database(path);
-    db.prepare(`INSERT INTO "belay_migrations" (version) VALUES (3)`).run();
+    db.prepare(`INSERT INTO "belay_migrations" (version) VALUES (?)`).run(SCHEMA_VERSION + 1);
     db.close();
     const store = new SqliteStore({ path });
-    expect(await errorOf(() => store.migrate())).toMatchObject({ code: "BELAY_SCHEMA_VERSION_UNKNOWN", found: 3, supported: 2 });
+    expect(await errorOf(() => store.migrate())).toMatchObject({ code: "BELAY_SCHEMA_VERSION_UNKNOWN", found: SCHEMA_VERSION + 1, supported: SCHEMA_VERSION });
     expect(await errorOf(() => store.claim({ workerId: "w", queues: ["default"], max: 1, leaseMs: 1_000, now: T }))).toMatchObject({
       code: "BELAY_SCHEMA_VERSION_UNKNOWN",
     });

@@ -93,7 +93,8 @@ async function runChild(def: SystemDef, config: ChildConfig, timeoutMs: number, 
     join(HERE, def.file),
     {
       cwd: PKG,
-      env: { ...process.env, ...def.env, ...networkEnv(def), BENCH_CONFIG: JSON.stringify(config) },
+      // BENCH_NETWORK (this harness's option) is not the runner's: its path comes as BENCH_NETWORK_PATH.
+      env: { ...process.env, BENCH_NETWORK: undefined, BENCH_NETWORK_PATH: undefined, ...def.env, ...networkEnv(def), BENCH_CONFIG: JSON.stringify(config) },
       profDir,
       timeoutMs,
       ...(def.network?.netns ? { prefix: networks.get(def.network.name)!.exec(0) } : {}),
@@ -114,12 +115,12 @@ async function runChild(def: SystemDef, config: ChildConfig, timeoutMs: number, 
   return { records, ...ended };
 }
 
-/** BENCH_NETWORK for a runner across a namespace's veth pair (see systems/network.ts). */
+/** BENCH_NETWORK_PATH for a runner across a namespace's veth pair (see systems/network.ts). */
 function networkEnv(def: SystemDef): Record<string, string> {
   if (!def.network?.netns) return {};
   const net = networks.get(def.network.name)!;
   const ns = net.namespaces[0]!;
-  return { BENCH_NETWORK: JSON.stringify({ name: def.network.name, host: ns.databaseHost, port: ns.databasePort, delayMs: net.delayMs, delayKind: net.delayKind }) };
+  return { BENCH_NETWORK_PATH: JSON.stringify({ name: def.network.name, host: ns.databaseHost, port: ns.databasePort, delayMs: net.delayMs, delayKind: net.delayKind }) };
 }
 
 // ---- main ----

@@ -1,6 +1,6 @@
 // Where a runner's own PostgreSQL connections go. On `--network loopback` (the default) that is the
 // cluster's unix socket, as before; on `--network netns-<d>ms` main.ts runs the runner inside a
-// network namespace and hands it (BENCH_NETWORK, JSON `{ name, host, port, delayMs, delayKind }`)
+// network namespace and hands it (BENCH_NETWORK_PATH, JSON `{ name, host, port, delayMs, delayKind }`)
 // the forwarder across the veth pair, so every statement of the system under test takes a real
 // round trip. The harness's own connections (resets, completion counts) stay on the socket.
 import pg from "pg";
@@ -14,7 +14,7 @@ export interface BenchNetwork {
   readonly delayKind: string;
 }
 
-export const network: BenchNetwork | null = process.env["BENCH_NETWORK"] ? (JSON.parse(process.env["BENCH_NETWORK"]) as BenchNetwork) : null;
+export const network: BenchNetwork | null = process.env["BENCH_NETWORK_PATH"] ? (JSON.parse(process.env["BENCH_NETWORK_PATH"]) as BenchNetwork) : null;
 
 /** The connection string of the system under test: across the namespace's veth pair, or the socket. */
 export function systemConnString(database: string): string {

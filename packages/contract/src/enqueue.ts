@@ -2,6 +2,7 @@ import { type Bounds, utf8ByteLength } from "./bounds.js";
 import { type BoundErrorCode, boundRejection, type Rejection } from "./errors.js";
 import { MAX_COUNT, MAX_DURATION_MS, MAX_INSTANT, textProblem } from "./text.js";
 import type { DependencyMode, InitialJobState, Instant, JobState, RetryDisposition, Tag } from "./job.js";
+import type { Actor } from "./operator.js";
 
 /** A job to enqueue, as the store receives it: ids generated and the payload already JSON. */
 export interface NewJob {
@@ -37,6 +38,12 @@ export interface EnqueueRequest {
    * `TransactionNotSupportedError` rather than ignore it.
    */
   readonly tx?: unknown;
+  /**
+   * Who enqueues, when an operator does (the dashboard, an API call on someone's behalf): each
+   * job the call creates is then audited (`enqueue`, the job's name as detail) with it, in the
+   * same transaction. Omitted: not audited, as for jobs an application enqueues.
+   */
+  readonly actor?: Actor;
 }
 
 /**

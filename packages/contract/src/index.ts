@@ -153,6 +153,7 @@ export type {
   ListAuditRequest,
   AuditPage,
 } from "./operator.js";
+export { enqueueAuditRecords } from "./operator.js";
 
 export {
   encodeSeqCursor,

@@ -61,7 +61,8 @@ export type AuditAction =
   | "resumeQueue"
   | "setConcurrencyLimit"
   | "triggerSchedule"
-  | "upsertSchedule";
+  | "upsertSchedule"
+  | "enqueue";
 
 /** One operator action, recorded in the same transaction as its effect. */
 export interface AuditRecord {
@@ -91,4 +92,21 @@ export interface ListAuditRequest {
 export interface AuditPage {
   readonly records: readonly AuditRecord[];
   readonly nextCursor: string | null;
+}
+
+/**
+ * The audit records of an enqueue call made by an operator (`request.actor`): one per job the
+ * call created, in input order, none for duplicates. Empty without an actor.
+ */
+export function enqueueAuditRecords(
+  request: { readonly jobs: readonly { readonly id: string; readonly jobName: string }[]; readonly now: Instant; readonly actor?: Actor },
+  results: readonly { readonly id: string; readonly status: string }[],
+): Omit<AuditRecord, "seq">[] {
+  if (request.actor === undefined) return [];
+  const actor = request.actor;
+  return results.flatMap((result, i) =>
+    result.status === "created"
+      ? [{ at: request.now, actor, action: "enqueue" as const, targetKind: "job" as const, target: result.id, detail: request.jobs[i]!.jobName }]
+      : [],
+  );
 }

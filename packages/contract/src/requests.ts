@@ -324,6 +324,7 @@ export function assertEnqueueRequest(request: Omit<EnqueueRequest, "tx">): void 
   requireObject(request, "request");
   requireArray(request.jobs, "jobs");
   requireInstant(request.now, "now");
+  if (request.actor !== undefined) requireText(request.actor, "actor");
 }
 
 export function assertEnqueueWorkflowRequest(request: Omit<EnqueueWorkflowRequest, "tx">): void {

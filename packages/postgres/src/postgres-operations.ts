@@ -154,7 +154,8 @@ export class PostgresOperations extends DelegatingOperations<StoreContext> imple
 
   async #enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
     await this.#open();
-    const shared = request.tx === undefined && this.#hook === null ? this.#shareable(request.jobs) : null;
+    // An audited call (an operator's) is not shared: its records belong to its own transaction.
+    const shared = request.tx === undefined && request.actor === undefined && this.#hook === null ? this.#shareable(request.jobs) : null;
     if (shared !== null) return this.#coalescer.enqueue(request, shared);
     return enqueues.enqueue(this.#ctx, request);
   }

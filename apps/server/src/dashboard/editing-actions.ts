@@ -52,7 +52,7 @@ const optional = (value: string | undefined) => (value === undefined || value.tr
  * so those are audited as structured `audit` lines in the server's log, with the actor.
  */
 export function registerEditingActions(app: Hono<DashboardEnv>, ctx: ServerContext, render: RenderPage): void {
-  const { store, clock, catalog, logger } = ctx;
+  const { store, clock, catalog } = ctx;
   const refused = (c: Context<DashboardEnv>, message: string, build: (view: View) => Promise<PageResult>) => {
     c.get("session").flash = { kind: "error", message };
     return render(c, async (view) => ({ ...(await build(view)), status: 422 }));
@@ -72,12 +72,12 @@ export function registerEditingActions(app: Hono<DashboardEnv>, ctx: ServerConte
         catalog,
         [{ jobName: (draft["jobName"] ?? "").trim(), payload: payloadOf(draft["payload"]), tags: tagsOf(draft["tags"]), ...(runAt === undefined ? {} : { runAt }), ...(id === undefined ? {} : { id }), ...(queue === undefined ? {} : { queue }) }],
         clock.now(),
+        gate.actor,
       );
       if (receipt!.status === "duplicate") {
         session.flash = { kind: "info", message: `A job with id ${receipt!.id} already exists; nothing was enqueued.` };
       } else {
         const job = await store.getJob(receipt!.id);
-        logger.info("audit", { actor: gate.actor, action: "enqueue", targetKind: "job", target: receipt!.id, jobName: job?.jobName, queue: job?.queue });
         session.flash = { kind: "success", message: `Job ${receipt!.id} enqueued (${job?.jobName ?? draft["jobName"]} in queue ${job?.queue ?? "?"}).` };
       }
       return c.redirect(`/jobs/${encodeURIComponent(receipt!.id)}`, 303);

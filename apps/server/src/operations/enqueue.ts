@@ -107,12 +107,13 @@ export function receiptsOf(results: readonly EnqueueResult[], prefixOf: (index: 
   });
 }
 
-/** Enqueues jobs atomically: all are written, or none and the first fault is answered. */
+/** Enqueues jobs atomically: all are written, or none and the first fault is answered. With `actor` (an operator in the dashboard), each created job is audited. */
 export async function enqueueJobs(
   store: JobStore,
   catalog: JobCatalog,
   inputs: readonly EnqueueInput[],
   now: Instant,
+  actor?: string,
 ): Promise<EnqueueReceipt[]> {
   const { enqueueBatch } = store.capabilities.bounds;
   if (inputs.length > enqueueBatch) {
@@ -129,7 +130,7 @@ export async function enqueueJobs(
   for (const [i, input] of inputs.entries()) jobs.push(await toNewJob(input, catalog, store.capabilities.bounds, now, `jobs[${i}].`));
   let results: readonly EnqueueResult[];
   try {
-    results = await store.enqueue({ jobs, now });
+    results = await store.enqueue(actor === undefined ? { jobs, now } : { jobs, now, actor });
   } catch (error) {
     throw toHttpError(error, (f) => `jobs.${f}`);
   }

@@ -233,6 +233,17 @@ export function atomicityClauses(ctx: SuiteContext): void {
     });
   });
 
+  clauseNeeding(ctx, "stepHook", "atomicity: an operator's enqueue writes its jobs and their audit records together", async () => {
+    await expectAtomic(
+      ctx,
+      async () => {},
+      async (store) => {
+        const results = await store.enqueue({ jobs: [newJob("a"), newJob("b")], now: T0, actor: "alice" });
+        expect(results.map((r) => r.status)).toEqual(["created", "created"]);
+      },
+    );
+  });
+
   clauseNeeding(ctx, "stepHook", "atomicity: an audited schedule redefinition writes the schedule and its audit record together", async () => {
     await expectAtomic(ctx, upsertSchedule, async (store) => {
       const result = await store.upsertSchedule({ schedule: { ...SCHEDULE, queue: "elsewhere" }, now: T0 + MINUTE, actor: "alice" });

@@ -37,6 +37,22 @@ export function enqueueClauses(ctx: SuiteContext): void {
     });
   });
 
+  clause("enqueue: a call with an actor audits each job it created (not its duplicates) with the jobs; one without audits nothing; an invalid actor writes nothing", async () => {
+    const store = await ctx.store();
+    await enqueueJobs(store, [newJob("plain")]);
+    const results = await store.enqueue({ jobs: [newJob("a", { jobName: "email.send" }), newJob("plain"), newJob("b", { parentIds: ["a"] })], now: T0 + 1, actor: "alice" });
+    expect(results.map((r) => r.status)).toEqual(["created", "duplicate", "created"]);
+    expect((await store.listAuditRecords({ targetKind: "job" })).records.map(({ seq: _, ...r }) => r)).toEqual([
+      { at: T0 + 1, actor: "alice", action: "enqueue", targetKind: "job", target: "a", detail: "email.send" },
+      { at: T0 + 1, actor: "alice", action: "enqueue", targetKind: "job", target: "b", detail: newJob("b").jobName },
+    ]);
+    for (const actor of ["", 7]) {
+      await expectBelayError(() => store.enqueue({ jobs: [newJob("c")], now: T0, actor: actor as string }), "BELAY_INVALID_INPUT", { field: "actor" });
+    }
+    expect(await store.getJob("c")).toBeNull();
+    expect((await store.listAuditRecords({})).records).toHaveLength(2);
+  });
+
   clause("enqueue: the payload round-trips byte for byte through getJob and claim", async () => {
     const store = await ctx.store();
     const payload = '{ "b": 1,  "a": "é\\u0000🎉", "n": 1.50 }';

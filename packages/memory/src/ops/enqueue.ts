@@ -1,7 +1,8 @@
 import {
   type EnqueuePlan, type EnqueueRequest, type EnqueueResult, type Instant, type JobState, type NormalizedNewJob, isTerminalState,
-  planEnqueue, refusedEnqueue,
+  planEnqueue, refusedEnqueue, enqueueAuditRecords,
 } from "@belay/contract";
+import { appendAudit } from "./audit.js";
 import type { JobRow, MemoryState } from "../state.js";
 import type { UndoLog } from "../undo-log.js";
 import { initialStateOf } from "./children.js";
@@ -24,7 +25,9 @@ const NO_ORIGIN: JobOrigin = { scheduleId: null, workflowId: null };
 export async function enqueue(state: MemoryState, undo: UndoLog, request: EnqueueRequest): Promise<EnqueueResult[]> {
   const planned = planEnqueue(request.jobs, state.bounds, (id) => state.jobs.has(id));
   if (planned.some((p) => p.kind === "rejected")) return refusedEnqueue(planned);
-  return writeEnqueue(state, undo, planned, request.now);
+  const results = await writeEnqueue(state, undo, planned, request.now);
+  for (const record of enqueueAuditRecords(request, results)) appendAudit(state, undo, record);
+  return results;
 }
 
 /** Writes a planned call whose jobs all passed; returns the per-job results. */

@@ -1,11 +1,12 @@
 import {
   type EnqueueRequest, type EnqueueResult, type EnqueueThroughRequest, type EnqueuedThrough, type InitialJobState, type Instant,
   type NormalizedNewJob, type QueryExecutor, type TransitionCause, DEPENDENCY_MODE_CODES, JOB_STATE_CODES,
-  TRANSITION_CAUSE_CODES, boundRejection, jobStateFromCode, planEnqueue, refusedEnqueue, terminalCauseText, validateNewJob,
+  TRANSITION_CAUSE_CODES, boundRejection, jobStateFromCode, planEnqueue, refusedEnqueue, terminalCauseText, validateNewJob, enqueueAuditRecords,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import type { CheckedJob } from "../enqueue-coalescer.js";
 import { type CheckedExecutor, type Session, type SqlCache, clientExecutor } from "../session.js";
+import { appendAudit } from "./audit.js";
 import { stateOf, toInt } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
@@ -370,6 +371,7 @@ async function enqueueJobs(
       due.add(insert.job.queue, insert.state, insert.job.dueAt);
       return { id: p.job.id, status: "created", state: stateOf(insert.state) as InitialJobState, seq: outcome.seq };
     });
+    for (const record of enqueueAuditRecords(request, results)) await appendAudit(session, ctx, record);
     if (session.callerTransaction && ctx.channel !== null) await notifyQueues(session, ctx.sql, ctx.channel, [...due.queues]);
     return results;
   };
@@ -377,7 +379,9 @@ async function enqueueJobs(
   if (caller !== undefined) {
     return ctx.executor.runInCallerTransaction(caller, "enqueue", (r) => !r.some((x) => x.status === "rejected"), body);
   }
-  const results = await ctx.executor.run("enqueue", parentIds.length > 0 ? "transaction" : "autocommit", body);
+  // One statement commits on its own; parents read first, or an audit record after, need a transaction.
+  const single = parentIds.length === 0 && request.actor === undefined;
+  const results = await ctx.executor.run("enqueue", single ? "autocommit" : "transaction", body);
   ctx.hint(due.queues);
   return results;
 }

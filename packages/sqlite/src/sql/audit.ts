@@ -2,21 +2,28 @@ import {
   type AuditAction, type AuditPage, type AuditRecord, type Instant, type ListAuditRequest, clampToBound, decodeSeqCursor,
   encodeSeqCursor,
 } from "@belay/contract";
+import { type Io, exec } from "../io.js";
 import type { Tables } from "../tables.js";
 import type { OpContext, ReadContext } from "../transaction.js";
 
 /** Stored codes of audit actions and target kinds. Stable: never renumber. */
 // Stored as the index in this list: new actions are appended, never inserted.
-const ACTIONS: readonly AuditAction[] = ["cancel", "requeue", "triggerSchedule", "pauseQueue", "resumeQueue", "setConcurrencyLimit", "upsertSchedule"];
+const ACTIONS: readonly AuditAction[] = ["cancel", "requeue", "triggerSchedule", "pauseQueue", "resumeQueue", "setConcurrencyLimit", "upsertSchedule", "enqueue"];
 const TARGET_KINDS: readonly AuditRecord["targetKind"][] = ["job", "queue", "schedule"];
 
 const APPEND = (t: Tables) => `INSERT INTO ${t.audit} (at, actor, action, target_kind, target, detail) VALUES (?, ?, ?, ?, ?, ?)`;
 
+const columns = (record: Omit<AuditRecord, "seq">) =>
+  [record.at, record.actor, ACTIONS.indexOf(record.action), TARGET_KINDS.indexOf(record.targetKind), record.target, record.detail] as const;
+
 /** Appends one audit record, in the caller's transaction (so it commits with the action's effect). */
 export function appendAudit(ctx: OpContext, record: Omit<AuditRecord, "seq">): void {
-  ctx.q
-    .get(APPEND)
-    .run(record.at, record.actor, ACTIONS.indexOf(record.action), TARGET_KINDS.indexOf(record.targetKind), record.target, record.detail);
+  ctx.q.get(APPEND).run(...columns(record));
+}
+
+/** {@link appendAudit} as `Io`, for the statements that also run inside a caller's transaction (enqueue). */
+export function* auditIo(record: Omit<AuditRecord, "seq">): Io<void> {
+  yield* exec(APPEND, ...columns(record));
 }
 
 interface AuditRow {

@@ -1,13 +1,14 @@
 import {
   type EnqueuePlan, type EnqueueResult, type EnqueueThroughRequest, type Instant, type JobState, type NewJob,
   type NormalizedNewJob, type TransitionCause, DEPENDENCY_MODE_CODES, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, boundRejection,
-  jobStateFromCode, refusedEnqueue, unknownParentRejection, validateNewJob,
+  enqueueAuditRecords, jobStateFromCode, refusedEnqueue, unknownParentRejection, validateNewJob,
 } from "@belay/contract";
 import { type Io, exec, row } from "../io.js";
 import { S, type Tables } from "../tables.js";
 import { type IoContext, noteDue } from "../transaction.js";
 import { initialStateOf } from "./children.js";
 import { INSERT_TRANSITION, findJob, recorded, retryJson } from "./jobs.js";
+import { auditIo } from "./audit.js";
 import { insertTags } from "./tags.js";
 
 // Written as `Io`, so the same statements run on the store's own connection and inside a
@@ -72,6 +73,7 @@ export function* enqueue(ctx: IoContext, request: EnqueueThroughRequest): Io<Enq
     results.push({ id: p.job.id, status: "created", state: initial.state, seq });
     yield `job ${i} inserted`;
   }
+  for (const record of enqueueAuditRecords(request, results)) yield* auditIo(record);
   return results;
 }
 

@@ -2,8 +2,9 @@ import {
   type EnqueueRequest, type EnqueueResult, type EnqueueThroughRequest, type EnqueuedThrough, type InitialJobState, type Instant,
   type NormalizedNewJob, type QueryExecutor, type TransitionCause, DEPENDENCY_MODE_CODES, JOB_STATE_CODES,
   TRANSITION_CAUSE_CODES, boundRejection, foldAscii, jobStateFromCode, planEnqueue, refusedEnqueue, terminalCauseText,
-  validateNewJob,
+  validateNewJob, enqueueAuditRecords,
 } from "@belay/contract";
+import { appendAudit } from "./audit.js";
 import type { StoreContext } from "../context.js";
 import { fromHex, hex, hexOrNull, textOfKey, toInt } from "../keys.js";
 import { type CheckedExecutor, type Session, transactionExecutor } from "../session.js";
@@ -189,13 +190,15 @@ async function enqueueJobs(ctx: StoreContext, request: EnqueueThroughRequest, ca
     const seqs = await insertJobs(session, ctx, inserts, now, "enqueued");
     await session.step("jobs inserted");
     const seqOf = new Map(inserts.map((insert, i) => [insert.job.id, { insert, seq: seqs[i] ?? null }]));
-    return plans.map((p): EnqueueResult => {
+    const results = plans.map((p): EnqueueResult => {
       if (p.kind === "rejected") throw new Error("unreachable: rejected plans return early");
       if (p.kind === "duplicate") return { id: p.id, status: "duplicate", state: stateOf(states.get(p.id) ?? created.get(p.id) ?? STATE.scheduled) };
       const { insert, seq } = seqOf.get(p.job.id)!;
       if (seq === null) throw new Error(`job ${p.job.id} was not inserted`);
       return { id: p.job.id, status: "created", state: stateOf(insert.state) as InitialJobState, seq };
     });
+    for (const record of enqueueAuditRecords(request, results)) await appendAudit(session, record);
+    return results;
   };
   if (caller !== undefined) return ctx.executor.inCallerTransaction(caller, "enqueue", (r) => !r.some((x) => x.status === "rejected"), body);
   return ctx.executor.transaction("enqueue", body, { rerunOnUnique: true });

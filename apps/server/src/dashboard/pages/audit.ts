@@ -14,6 +14,7 @@ const ACTIONS: Record<AuditRecord["action"], string> = {
   setConcurrencyLimit: "Set limit",
   triggerSchedule: "Trigger schedule",
   upsertSchedule: "Define schedule",
+  enqueue: "Enqueue",
 };
 
 function target(record: AuditRecord) {

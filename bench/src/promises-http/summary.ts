@@ -3,22 +3,9 @@
 // count, paired within each run (both sides from the same run), shown as the median of the runs'
 // ratios with their min–max.
 import { type HttpCellRecord, median } from "./config.js";
+import { fmt, num, spread, table } from "../markdown.js";
 
 export const BASELINE = "sdk-server";
-
-const fmt = (x: number | null | undefined): string =>
-  x == null ? "–" : Math.abs(x) >= 100 ? String(Math.round(x)) : Math.abs(x) >= 10 ? (Math.round(x * 10) / 10).toFixed(1) : (Math.round(x * 100) / 100).toFixed(2);
-const num = (r: HttpCellRecord | undefined, path: string): number | null => {
-  let v: unknown = r;
-  for (const k of path.split(".")) v = v == null ? undefined : (v as Record<string, unknown>)[k];
-  return typeof v === "number" && Number.isFinite(v) ? v : null;
-};
-const spread = (xs: readonly (number | null)[]): string => {
-  const s = xs.filter((x): x is number => x !== null);
-  return s.length ? `${fmt(Math.min(...s))}–${fmt(Math.max(...s))}` : "–";
-};
-const table = (head: readonly string[], rows: readonly (readonly string[])[]): string =>
-  [`| ${head.join(" | ")} |`, `| ${head.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
 
 /** The ratio Belay ÷ SDK server of `path` for `system` at `clients`, per run, with their median. */
 export function pairedRatios(records: readonly HttpCellRecord[], system: string, clients: number, path: string): { readonly median: number | null; readonly perRun: readonly (number | null)[] } {

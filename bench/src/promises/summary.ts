@@ -3,6 +3,7 @@
 // ratios. Ratios against pgbench and against the SDK server are paired within a run (both sides
 // measured in the same run) and the median of the runs' ratios is shown.
 import { median } from "./config.js";
+import { fmt, num, spread, table } from "../markdown.js";
 import { SHAPES, type ShapeName } from "./shapes.js";
 
 export interface PromiseRecord {
@@ -13,20 +14,6 @@ export interface PromiseRecord {
   readonly error?: string;
   readonly [key: string]: unknown;
 }
-
-const fmt = (x: number | null | undefined): string =>
-  x == null ? "–" : Math.abs(x) >= 100 ? String(Math.round(x)) : Math.abs(x) >= 10 ? (Math.round(x * 10) / 10).toFixed(1) : (Math.round(x * 100) / 100).toFixed(2);
-const num = (r: PromiseRecord | undefined, path: string): number | null => {
-  let v: unknown = r;
-  for (const k of path.split(".")) v = v == null ? undefined : (v as Record<string, unknown>)[k];
-  return typeof v === "number" && Number.isFinite(v) ? v : null;
-};
-const spread = (xs: readonly (number | null)[]): string => {
-  const s = xs.filter((x): x is number => x !== null);
-  return s.length ? `${fmt(Math.min(...s))}–${fmt(Math.max(...s))}` : "–";
-};
-const table = (head: readonly string[], rows: readonly (readonly string[])[]): string =>
-  [`| ${head.join(" | ")} |`, `| ${head.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
 
 export function summarizePromises(records: readonly PromiseRecord[], opts: { readonly liveRoots: number }): string {
   const ok = records.filter((r) => r.error === undefined);

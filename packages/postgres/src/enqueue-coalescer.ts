@@ -16,7 +16,8 @@ interface Waiting {
  * Group commit for concurrent enqueues. At most `maxInFlight` enqueue statements run at once;
  * calls that arrive meanwhile wait, and the next statement carries all of them (up to `maxJobs`
  * jobs), so a hundred producers enqueueing one job each cost a few commits, not a hundred. A call
- * that finds a free slot runs at once: a lone producer waits for nothing.
+ * that finds a free slot runs at once: a lone producer waits for nothing but, right after one of
+ * its calls is answered, the rest of that turn of the event loop (see `#free`).
  *
  * Only calls that cannot affect each other's results are handed here: every job valid and
  * without parents (a batch is refused whole, so one caller's invalid job must never reach

@@ -64,6 +64,7 @@ describe("bearer tokens", () => {
     expect((await h.json("POST", "/api/v1/schedules/s1/trigger", { token: OPERATOR })).status).toBe(200);
     const audit = await h.json("GET", "/api/v1/audit?order=oldestFirst");
     expect(audit.body.records.map((r: { actor: string; action: string }) => `${r.actor}:${r.action}`)).toEqual([
+      "admin:upsertSchedule", // the set-up's schedule, defined through the API with the admin token
       "operator:cancel",
       "operator:requeue",
       "operator:pauseQueue",

@@ -19,7 +19,7 @@ export type {
 } from "./through.js";
 
 export { Mutex } from "./mutex.js";
-export { SeededRandom, hashText32, seededUnit } from "./random.js";
+export { RandomSource, SeededRandom, hashText32, seededUnit } from "./random.js";
 export { encodeTags, decodeTags, encodeIds, decodeIds, encodeRetry, decodeRetry } from "./row-encodings.js";
 
 export { schemaVersionOf, assertSchemaUsable, schemaSurfaces } from "./migrations.js";

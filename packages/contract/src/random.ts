@@ -25,32 +25,12 @@ export function seededUnit(text: string): number {
 }
 
 /**
- * A seeded random source: a 32-bit counter hashed by multiply-xorshift rounds. Sequences from
- * one seed are identical everywhere; `derive` gives each client or lane a sequence of its own.
+ * What a seeded generator offers once it has `next()`: integers, coin flips and choices, each
+ * drawn from `next()` alone, so two generators that agree on `next()` agree on everything.
  */
-export class SeededRandom {
-  #state: number;
-
-  constructor(seed: number) {
-    this.#state = seed >>> 0;
-  }
-
-  /** A new source derived from `seed` and `salt`. */
-  static derive(seed: number, salt: number): SeededRandom {
-    let h = Math.imul((seed >>> 0) ^ 0x5bd1e995, 0x27d4eb2d) ^ Math.imul(salt + 1, 0x165667b1);
-    h = Math.imul(h ^ (h >>> 15), 0x85ebca6b);
-    return new SeededRandom(h ^ (h >>> 13));
-  }
-
+export abstract class RandomSource {
   /** A float in [0, 1). */
-  next(): number {
-    this.#state = (this.#state + 0x9e3779b9) >>> 0;
-    let z = this.#state;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-    z ^= z >>> 16;
-    return (z >>> 0) / 0x1_0000_0000;
-  }
+  abstract next(): number;
 
   /** An integer in [min, max]. */
   int(min: number, max: number): number {
@@ -96,5 +76,35 @@ export class SeededRandom {
     const out: T[] = [];
     for (let i = 0; i < count; i++) out.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0]!);
     return out;
+  }
+}
+
+/**
+ * A seeded random source: a 32-bit counter hashed by multiply-xorshift rounds. Sequences from
+ * one seed are identical everywhere; `derive` gives each client or lane a sequence of its own.
+ */
+export class SeededRandom extends RandomSource {
+  #state: number;
+
+  constructor(seed: number) {
+    super();
+    this.#state = seed >>> 0;
+  }
+
+  /** A new source derived from `seed` and `salt`. */
+  static derive(seed: number, salt: number): SeededRandom {
+    let h = Math.imul((seed >>> 0) ^ 0x5bd1e995, 0x27d4eb2d) ^ Math.imul(salt + 1, 0x165667b1);
+    h = Math.imul(h ^ (h >>> 15), 0x85ebca6b);
+    return new SeededRandom(h ^ (h >>> 13));
+  }
+
+  /** A float in [0, 1). */
+  next(): number {
+    this.#state = (this.#state + 0x9e3779b9) >>> 0;
+    let z = this.#state;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+    z ^= z >>> 16;
+    return (z >>> 0) / 0x1_0000_0000;
   }
 }

@@ -5,7 +5,7 @@
  * minimized plan that drops one fault leaves the others where they were.
  */
 
-import { hashText32 } from "@belay/contract";
+import { RandomSource, hashText32 } from "@belay/contract";
 
 const MASK64 = (1n << 64n) - 1n;
 
@@ -42,13 +42,14 @@ function splitMix64(state: bigint): [bigint, bigint] {
 const rotl = (x: number, k: number) => ((x << k) | (x >>> (32 - k))) >>> 0;
 
 /** xoshiro128**: four 32-bit words of state, fast and good enough for fault schedules. */
-export class Rng {
+export class Rng extends RandomSource {
   #a: number;
   #b: number;
   #c: number;
   #d: number;
 
   private constructor(a: number, b: number, c: number, d: number) {
+    super();
     this.#a = a >>> 0;
     this.#b = b >>> 0;
     this.#c = c >>> 0;
@@ -96,32 +97,13 @@ export class Rng {
   }
 
   /** A float in [0, 1). */
-  next(): number {
+  override next(): number {
     return this.nextUint32() / 0x1_0000_0000;
   }
 
-  /** An integer in [min, max]. */
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-
-  /** True with probability `p`. */
-  chance(p: number): boolean {
+  /** True with probability `p`; `p` ≤ 0 draws nothing, so a fault switched off leaves the stream alone. */
+  override chance(p: number): boolean {
     return p > 0 && this.next() < p;
-  }
-
-  pick<T>(items: readonly T[]): T {
-    if (items.length === 0) throw new RangeError("pick from an empty list");
-    return items[Math.floor(this.next() * items.length)]!;
-  }
-
-  /** Up to `max` (at least `min`) distinct items of `items`, in random order. */
-  some<T>(items: readonly T[], min: number, max: number): T[] {
-    const pool = [...items];
-    const count = Math.min(pool.length, this.int(min, max));
-    const out: T[] = [];
-    for (let i = 0; i < count; i++) out.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0]!);
-    return out;
   }
 }
 

@@ -3,31 +3,12 @@ import { CapabilityNotSupportedError, TransactionNotSupportedError } from "./err
 import { requireId } from "./input.js";
 import type { HintListener, JobStore, MigrateResult, StepHook, StoreCapabilities } from "./job-store.js";
 import {
-  assertAcquireMaintainerLeaseRequest,
-  assertClaimObserverDeliveriesRequest,
-  assertClaimRequest,
-  assertEnqueueRequest,
-  assertEnqueueWorkflowRequest,
-  assertExpireLeasesRequest,
-  assertFacetRequest,
-  assertHeartbeatRequest,
-  assertJobActionRequest,
-  assertListAuditRequest,
-  assertListJobsRequest,
-  assertListWorkflowsRequest,
-  assertLookupId,
-  assertMintDueRequest,
-  assertPurgeTerminalRequest,
-  assertQueueActionRequest,
-  assertRegisterObserverRequest,
-  assertReleaseMaintainerLeaseRequest,
-  assertReleaseRequest,
-  assertReportObserverDeliveriesRequest,
-  assertReportOutcomesRequest,
-  assertSetConcurrencyLimitRequest,
-  assertSuggestTagsRequest,
-  assertTriggerScheduleRequest,
-  assertUpsertScheduleRequest,
+  assertAcquireMaintainerLeaseRequest, assertClaimObserverDeliveriesRequest, assertClaimRequest, assertEnqueueRequest,
+  assertEnqueueWorkflowRequest, assertExpireLeasesRequest, assertFacetRequest, assertHeartbeatRequest, assertJobActionRequest,
+  assertListAuditRequest, assertListJobsRequest, assertListWorkflowsRequest, assertLookupId, assertMintDueRequest,
+  assertPurgeTerminalRequest, assertQueueActionRequest, assertRegisterObserverRequest, assertReleaseMaintainerLeaseRequest,
+  assertReleaseRequest, assertReportObserverDeliveriesRequest, assertReportOutcomesRequest, assertSetConcurrencyLimitRequest,
+  assertSuggestTagsRequest, assertTriggerScheduleRequest, assertUpsertScheduleRequest,
 } from "./requests.js";
 
 /**

@@ -50,74 +50,30 @@ import type { StepPoint } from "./errors.js";
 import type { EnqueueRequest, EnqueueResult } from "./enqueue.js";
 import type { EnqueueThroughRequest, EnqueueWorkflowThroughRequest, EnqueuedThrough, QueryExecutor } from "./through.js";
 import type {
-  ClaimRequest,
-  ClaimResult,
-  ExpireLeasesRequest,
-  ExpireLeasesResult,
-  HeartbeatRequest,
-  HeartbeatResult,
-  OutcomeResult,
-  ReleaseRequest,
-  ReleaseResult,
-  ReportOutcomesRequest,
+  ClaimRequest, ClaimResult, ExpireLeasesRequest, ExpireLeasesResult, HeartbeatRequest, HeartbeatResult, OutcomeResult,
+  ReleaseRequest, ReleaseResult, ReportOutcomesRequest,
 } from "./execution.js";
 import type { HistoryPolicy, JobRecord, TransitionRecord } from "./job.js";
 import type {
-  DependencyEdges,
-  FacetRequest,
-  FacetValue,
-  JobCount,
-  JobPage,
-  ListJobsRequest,
-  SuggestTagsRequest,
-  TagSuggestionPage,
+  DependencyEdges, FacetRequest, FacetValue, JobCount, JobPage, ListJobsRequest, SuggestTagsRequest, TagSuggestionPage,
 } from "./monitoring.js";
 import type {
-  ClaimObserverDeliveriesRequest,
-  ClaimObserverDeliveriesResult,
-  ObserverDeadLetter,
-  ObserverStatus,
-  RegisterObserverRequest,
-  RegisterObserverResult,
-  ReportObserverDeliveriesRequest,
-  ReportObserverDeliveriesResult,
+  ClaimObserverDeliveriesRequest, ClaimObserverDeliveriesResult, ObserverDeadLetter, ObserverStatus, RegisterObserverRequest,
+  RegisterObserverResult, ReportObserverDeliveriesRequest, ReportObserverDeliveriesResult,
 } from "./observers.js";
 import type {
-  AuditPage,
-  CancelResult,
-  JobActionRequest,
-  ListAuditRequest,
-  QueueActionRequest,
-  QueueActionResult,
-  QueueSettings,
-  RequeueResult,
-  SetConcurrencyLimitRequest,
+  AuditPage, CancelResult, JobActionRequest, ListAuditRequest, QueueActionRequest, QueueActionResult, QueueSettings,
+  RequeueResult, SetConcurrencyLimitRequest,
 } from "./operator.js";
 import type {
-  AcquireMaintainerLeaseRequest,
-  AcquireMaintainerLeaseResult,
-  ReleaseMaintainerLeaseRequest,
-  ReleaseMaintainerLeaseResult,
+  AcquireMaintainerLeaseRequest, AcquireMaintainerLeaseResult, ReleaseMaintainerLeaseRequest, ReleaseMaintainerLeaseResult,
 } from "./maintainer.js";
 import type { PurgeTerminalRequest, PurgeTerminalResult } from "./retention.js";
 import type {
-  MintDueRequest,
-  MintResult,
-  RemoveScheduleResult,
-  ScheduleRecord,
-  ScheduleWithPayload,
-  TriggerScheduleRequest,
-  TriggerScheduleResult,
-  UpsertScheduleRequest,
-  UpsertScheduleResult,
+  MintDueRequest, MintResult, RemoveScheduleResult, ScheduleRecord, ScheduleWithPayload, TriggerScheduleRequest,
+  TriggerScheduleResult, UpsertScheduleRequest, UpsertScheduleResult,
 } from "./schedules.js";
-import type {
-  EnqueueWorkflowRequest,
-  EnqueueWorkflowResult,
-  ListWorkflowsRequest,
-  WorkflowPage,
-  WorkflowRecord,
-} from "./workflows.js";
+import type { EnqueueWorkflowRequest, EnqueueWorkflowResult, ListWorkflowsRequest, WorkflowPage, WorkflowRecord } from "./workflows.js";
 
 /**
  * What a store can do beyond the mandatory contract, and the limits it enforces. Each optional

@@ -1,22 +1,9 @@
 import type { Bounds } from "./bounds.js";
 import { checkJobName, checkPayload, checkRetryDisposition, normalizeTags } from "./enqueue.js";
 import { BoundExceededError, InvalidInputError, errorFromRejection } from "./errors.js";
-import type {
-  ClaimRequest,
-  ExpireLeasesRequest,
-  HeartbeatRequest,
-  ReleaseRequest,
-  ReportOutcomesRequest,
-} from "./execution.js";
+import type { ClaimRequest, ExpireLeasesRequest, HeartbeatRequest, ReleaseRequest, ReportOutcomesRequest } from "./execution.js";
 import {
-  requireStorableString,
-  requireArray,
-  requireId,
-  requireInstant,
-  requireInteger,
-  requireQueue,
-  requireStates,
-  requireText,
+  requireStorableString, requireArray, requireId, requireInstant, requireInteger, requireQueue, requireStates, requireText,
 } from "./input.js";
 import type { EnqueueRequest } from "./enqueue.js";
 import type { FacetRequest, JobFilter, ListJobsRequest, SuggestTagsRequest } from "./monitoring.js";
@@ -26,10 +13,7 @@ import type { JobActionRequest, ListAuditRequest, QueueActionRequest, SetConcurr
 import type { AcquireMaintainerLeaseRequest, ReleaseMaintainerLeaseRequest } from "./maintainer.js";
 import type { PurgeTerminalRequest } from "./retention.js";
 import {
-  type MintDueRequest,
-  type ScheduleDefinition,
-  SCHEDULED_JOB_ID_SUFFIX_LENGTH,
-  type TriggerScheduleRequest,
+  type MintDueRequest, type ScheduleDefinition, SCHEDULED_JOB_ID_SUFFIX_LENGTH, type TriggerScheduleRequest,
   type UpsertScheduleRequest,
 } from "./schedules.js";
 

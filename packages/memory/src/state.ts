@@ -1,18 +1,6 @@
 import type {
-  AuditRecord,
-  Bounds,
-  CatchUpPolicy,
-  DependencyMode,
-  HistoryPolicy,
-  Instant,
-  JobState,
-  MaintainerLease,
-  ObserverDeadLetter,
-  ObserverSubscription,
-  RetentionClass,
-  RetryDisposition,
-  Tag,
-  TransitionCause,
+  AuditRecord, Bounds, CatchUpPolicy, DependencyMode, HistoryPolicy, Instant, JobState, MaintainerLease, ObserverDeadLetter,
+  ObserverSubscription, RetentionClass, RetryDisposition, Tag, TransitionCause,
 } from "@belay/contract";
 import { SortedIndex } from "./sorted-index.js";
 

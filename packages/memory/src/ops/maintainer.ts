@@ -1,10 +1,6 @@
 import {
-  type AcquireMaintainerLeaseRequest,
-  type AcquireMaintainerLeaseResult,
-  type ReleaseMaintainerLeaseRequest,
-  type ReleaseMaintainerLeaseResult,
-  decideMaintainerLease,
-  releasedMaintainerLease,
+  type AcquireMaintainerLeaseRequest, type AcquireMaintainerLeaseResult, type ReleaseMaintainerLeaseRequest,
+  type ReleaseMaintainerLeaseResult, decideMaintainerLease, releasedMaintainerLease,
 } from "@belay/contract";
 import type { MemoryState } from "../state.js";
 import type { UndoLog } from "../undo-log.js";

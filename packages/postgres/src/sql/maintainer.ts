@@ -1,11 +1,6 @@
 import {
-  type AcquireMaintainerLeaseRequest,
-  type AcquireMaintainerLeaseResult,
-  type MaintainerLease,
-  type ReleaseMaintainerLeaseRequest,
-  type ReleaseMaintainerLeaseResult,
-  TransientStoreError,
-  decideMaintainerLease,
+  type AcquireMaintainerLeaseRequest, type AcquireMaintainerLeaseResult, type MaintainerLease,
+  type ReleaseMaintainerLeaseRequest, type ReleaseMaintainerLeaseResult, TransientStoreError, decideMaintainerLease,
   releasedMaintainerLease,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";

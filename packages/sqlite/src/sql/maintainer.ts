@@ -1,11 +1,6 @@
 import {
-  type AcquireMaintainerLeaseRequest,
-  type AcquireMaintainerLeaseResult,
-  type MaintainerLease,
-  type ReleaseMaintainerLeaseRequest,
-  type ReleaseMaintainerLeaseResult,
-  decideMaintainerLease,
-  releasedMaintainerLease,
+  type AcquireMaintainerLeaseRequest, type AcquireMaintainerLeaseResult, type MaintainerLease,
+  type ReleaseMaintainerLeaseRequest, type ReleaseMaintainerLeaseResult, decideMaintainerLease, releasedMaintainerLease,
 } from "@belay/contract";
 import type { Tables } from "../tables.js";
 import type { OpContext, Steps } from "../transaction.js";

@@ -1,11 +1,6 @@
 import {
-  type AcquireMaintainerLeaseRequest,
-  type AcquireMaintainerLeaseResult,
-  type MaintainerLease,
-  type ReleaseMaintainerLeaseRequest,
-  type ReleaseMaintainerLeaseResult,
-  decideMaintainerLease,
-  releasedMaintainerLease,
+  type AcquireMaintainerLeaseRequest, type AcquireMaintainerLeaseResult, type MaintainerLease,
+  type ReleaseMaintainerLeaseRequest, type ReleaseMaintainerLeaseResult, decideMaintainerLease, releasedMaintainerLease,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { key, textOf, toInt } from "../keys.js";

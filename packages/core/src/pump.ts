@@ -114,11 +114,20 @@ export class Pump {
     }
   }
 
+  /** Tells the host. A listener that throws is logged and ignored: it never stops the pump or strands a command. */
+  #emit(event: PumpEvent): void {
+    try {
+      this.#options.onEvent(event);
+    } catch (error) {
+      this.#options.logger.warn("an onEvent listener threw; ignored", { event: event.type, error: (error as Error)?.message ?? String(error) });
+    }
+  }
+
   /** Classifies a store error for the driver, which applies the fault policy (`fault-policy.ts`). */
   #fault(operation: string, error: unknown): StoreFault {
     const fault = classifyStoreFault(error);
     const { transient, message } = fault;
-    this.#options.onEvent({ type: "storeFault", operation, transient, message });
+    this.#emit({ type: "storeFault", operation, transient, message });
     if (transient) this.#options.logger.warn("transient store fault", { operation, error: message });
     else this.#options.logger.error("store fault: the pump stops", { operation, error: message, workerId: this.workerId });
     return fault;
@@ -142,7 +151,7 @@ export class Pump {
         this.#track(store.reportOutcomes({ reports: command.reports, now: this.#now() })).then(
           (results) => {
             this.#options.telemetry?.telemetry.outcomesReported(results);
-            this.#options.onEvent({ type: "outcomesReported", results });
+            this.#emit({ type: "outcomesReported", results });
             this.#post({ type: "reported", batchId: command.batchId, results, now: this.#now() });
           },
           (error) => this.#post({ type: "reportFailed", batchId: command.batchId, fault: this.#fault("reportOutcomes", error), now: this.#now() }),
@@ -166,7 +175,7 @@ export class Pump {
       case "acquireMaintainerLease":
         this.#track(store.acquireMaintainerLease({ holder: command.holder, leaseMs: command.leaseMs, now: this.#now() })).then(
           (result) => {
-            this.#options.onEvent({ type: "maintainerLease", result });
+            this.#emit({ type: "maintainerLease", result });
             this.#post({ type: "maintainerLeaseAnswered", result, now: this.#now() });
           },
           (error) => this.#post({ type: "maintenanceFailed", task: "maintainerLease", fault: this.#fault("acquireMaintainerLease", error), now: this.#now() }),
@@ -226,7 +235,7 @@ export class Pump {
         break;
       case "halted":
         this.#halted = command.message;
-        this.#options.onEvent({ type: "halted", message: command.message });
+        this.#emit({ type: "halted", message: command.message });
         this.#finish();
         break;
     }
@@ -244,7 +253,7 @@ export class Pump {
 
   async #execute(job: ClaimedJob): Promise<void> {
     const started = this.#now();
-    this.#options.onEvent({ type: "jobStarted", job });
+    this.#emit({ type: "jobStarted", job });
     const traced = this.#options.telemetry;
     let result: ExecutionResult;
     if (traced === undefined) result = await this.#run(job);
@@ -253,7 +262,7 @@ export class Pump {
       result = await traced.telemetry.within(span, () => this.#run(job));
       traced.telemetry.endProcess(job, span, result, this.#now() - started);
     }
-    this.#options.onEvent({ type: "jobFinished", job, result: result.type, durationMs: this.#now() - started });
+    this.#emit({ type: "jobFinished", job, result: result.type, durationMs: this.#now() - started });
     // Handlers that end in the same turn (a claimed batch of quick jobs) report together and free
     // their slots together: one report and one claim instead of one each.
     this.#finished.push({ jobId: job.id, attempt: job.attempt, result });

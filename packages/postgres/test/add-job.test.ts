@@ -387,4 +387,17 @@ describe.skipIf(url === undefined)(`postgres add_job() (${target.reason})`, () =
       await dropSchema(pool, old);
     }
   });
+
+  it("a schema whose name holds the function body's quote tag ($fn$) still migrates, and add_job works there", async () => {
+    const odd = `${randomSchema("addjob")}$fn$x`;
+    const other = new PostgresStore({ pool, schema: odd, hints: false });
+    try {
+      await other.migrate();
+      expect((await pool.query(`SELECT "${odd}".add_job('a.job', job_id => 'odd-1') AS id`)).rows).toEqual([{ id: "odd-1" }]);
+      expect(await other.getJob("odd-1")).toMatchObject({ jobName: "a.job", state: "scheduled" });
+      await other.close();
+    } finally {
+      await dropSchema(pool, odd);
+    }
+  });
 });

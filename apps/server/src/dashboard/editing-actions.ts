@@ -47,9 +47,8 @@ const optional = (value: string | undefined) => (value === undefined || value.tr
  * (`manageSchedules`), cancel a workflow (`cancel`). Each passes {@link gateAction}. A refused
  * form is shown again with what was typed and the error naming the field (422), nothing written.
  *
- * The store's audit log records job actions (each member cancelled by a workflow cancel is
- * audited there with the actor); it has no record kinds for enqueues or schedule definitions,
- * so those are audited as structured `audit` lines in the server's log, with the actor.
+ * Each is audited by the store with the signed-in actor, in the same transaction as its effect:
+ * `enqueue` per created job, `upsertSchedule`, and `cancel` for each member a workflow cancel stops.
  */
 export function registerEditingActions(app: Hono<DashboardEnv>, ctx: ServerContext, render: RenderPage): void {
   const { store, clock, catalog } = ctx;

@@ -40,6 +40,16 @@ const nameChecks = (expr: string, field: string, code: BoundErrorCode) => `
   IF ${units(expr)} > ${limitOf(code)} THEN ${exceeds(code, literal(field), units(expr))}; END IF;`;
 
 /**
+ * The dollar-quote tag of the function body: `$fn$`, unless the schema name (which may hold `$`)
+ * contains it — then the first `$fn<n>$` it does not contain, so the body is never cut short.
+ */
+function bodyTag(S: string): string {
+  let tag = "$fn$";
+  for (let n = 1; S.includes(tag); n++) tag = `$fn${n}$`;
+  return tag;
+}
+
+/**
  * Migration 3 (issue 18), additive: `add_job`, a function that enqueues one job from SQL — from
  * any language, or from a trigger inside the transaction that writes the user's row. It runs the
  * contract's checks on the job's own fields in the contract's order, with the default bounds,
@@ -71,7 +81,7 @@ CREATE FUNCTION ${S}.add_job(
   max_attempts integer DEFAULT NULL,
   retry_delays_ms integer[] DEFAULT NULL
 ) RETURNS text
-LANGUAGE plpgsql VOLATILE AS $fn$
+LANGUAGE plpgsql VOLATILE AS ${bodyTag(S)}
 #variable_conflict use_column
 DECLARE
   v_now bigint := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
@@ -201,7 +211,7 @@ ${nameChecks("add_job.queue", "queue", "BELAY_QUEUE_NAME_TOO_LONG")}
   END IF;
   RETURN v_id;
 END
-$fn$;
+${bodyTag(S)};
 
 COMMENT ON FUNCTION ${S}.add_job(text, jsonb, text, timestamptz, text, text[], text, integer, integer[]) IS
   'Belay: enqueues one job with the contract''s checks and wake-up hint; returns its id (an existing id is left unchanged).';

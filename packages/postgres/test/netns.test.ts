@@ -1,10 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { type NetworkNamespaces, createNetworkNamespaces, databaseUpstream, netnsUnavailableReason } from "@belay/conformance/postgres";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../src/index.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { type Child, buildForChildren, maxOverlap, startChild } from "./support/children.js";
 
 // Worker processes across a real (virtual) network: each of two drain processes
 // (fixtures/drain-child.mjs, the built package) runs in a network namespace of its own and
@@ -27,46 +27,7 @@ if (unavailable !== null) {
   console.warn(`${message} SKIPPING these tests.`);
 }
 
-interface Child {
-  readonly lines: string[];
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
-  readonly process: ChildProcess;
-}
-
-function startIn(prefix: readonly string[], env: Record<string, string>): Child {
-  const child = spawn(prefix[0]!, [...prefix.slice(1), process.execPath, fixture], {
-    cwd: packageDir,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  let partial = "";
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-    partial += chunk;
-    const complete = partial.split("\n");
-    partial = complete.pop()!;
-    lines.push(...complete);
-  });
-  let stderr = "";
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal, stderr })),
-  );
-  return { lines, exited, process: child };
-}
-
-/** The most intervals open at one instant (touching intervals do not overlap). */
-function maxOverlap(intervals: readonly [number, number, string][]): number {
-  const events = intervals.flatMap(([from, to]) => [
-    [from, 1],
-    [to, -1],
-  ]);
-  events.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
-  let open = 0;
-  let max = 0;
-  for (const [, delta] of events) max = Math.max(max, (open += delta!));
-  return max;
-}
+const startIn = (prefix: readonly string[], env: Record<string, string>): Child => startChild([...prefix, process.execPath, fixture], packageDir, env);
 
 describe.skipIf(url === undefined || (unavailable !== null && process.env["CI"] !== "true"))(
   `postgres across network namespaces (${target.reason})`,
@@ -77,13 +38,7 @@ describe.skipIf(url === undefined || (unavailable !== null && process.env["CI"] 
     const children: Child[] = [];
 
     beforeAll(() => {
-      // The children import what would be published: this package's dist/ (see processes.test.ts).
-      try {
-        execFileSync("pnpm", ["exec", "turbo", "run", "build", "--filter=@belay/postgres", "--output-logs=errors-only"], { cwd: packageDir, stdio: "pipe" });
-      } catch (error) {
-        const output = (error as { stdout?: Buffer }).stdout?.toString() ?? "";
-        throw new Error(`building @belay/postgres and its dependencies for the child processes failed:\n${output}`);
-      }
+      buildForChildren(packageDir);
       pool = testPool(url!);
     }, 120_000);
 

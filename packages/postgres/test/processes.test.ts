@@ -1,10 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../src/index.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "../src/migrations/index.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { type Child, buildForChildren, maxOverlap, startChild } from "./support/children.js";
 
 // Real processes on one database, importing the built package (dist/, built here first):
 // concurrent migrations, a multi-process drain under a concurrency limit, and a SIGKILL
@@ -15,53 +15,8 @@ const url = target.url;
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
-interface Child {
-  readonly process: ChildProcess;
-  readonly lines: string[];
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Resolves once a printed line satisfies `match`. */
-  waitFor(match: (line: string) => boolean): Promise<void>;
-}
-
-function start(script: string, args: string[], env: Record<string, string> = {}): Child {
-  const child = spawn(process.execPath, [fixture(script), ...args], {
-    cwd: packageDir,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  const waiters: { match: (line: string) => boolean; resolve: () => void }[] = [];
-  let partial = "";
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-    partial += chunk;
-    const complete = partial.split("\n");
-    partial = complete.pop()!;
-    for (const line of complete) {
-      lines.push(line);
-      for (const waiter of [...waiters]) {
-        if (waiter.match(line)) {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          waiter.resolve();
-        }
-      }
-    }
-  });
-  let stderr = "";
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => {
-      if (code !== 0 && signal === null) console.error(`[${script}] exited ${code}:\n${stderr}`);
-      resolve({ code, signal });
-    }),
-  );
-  return {
-    process: child,
-    lines,
-    exited,
-    waitFor: (match) =>
-      lines.some(match) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ match, resolve })),
-  };
-}
+const start = (script: string, args: string[], env: Record<string, string> = {}): Child =>
+  startChild([process.execPath, fixture(script), ...args], packageDir, env);
 
 function summaryOf(child: Child): { applied: number; stale: number; expired: number; intervals: [number, number, string][] } {
   const line = child.lines.find((l) => l.startsWith("summary "));
@@ -69,36 +24,12 @@ function summaryOf(child: Child): { applied: number; stale: number; expired: num
   return JSON.parse(line!.slice("summary ".length));
 }
 
-/** The most intervals open at one instant. */
-function maxOverlap(intervals: readonly [number, number, string][]): number {
-  const events = intervals.flatMap(([from, to]) => [
-    [from, 1],
-    [to, -1],
-  ]);
-  // At equal instants, ends before starts: touching intervals do not overlap.
-  events.sort((a, b) => a[0]! - b[0]! || a[1]! - b[1]!);
-  let open = 0;
-  let max = 0;
-  for (const [, delta] of events) max = Math.max(max, (open += delta!));
-  return max;
-}
-
 describe.skipIf(url === undefined)(`postgres across processes (${target.reason})`, () => {
   let pool: pg.Pool;
   const schemas: string[] = [];
 
   beforeAll(() => {
-    // The children import what would be published: this package's dist/ and its dependencies'
-    // (turbo builds those first; a fresh clone has none).
-    try {
-      execFileSync("pnpm", ["exec", "turbo", "run", "build", "--filter=@belay/postgres", "--output-logs=errors-only"], {
-        cwd: packageDir,
-        stdio: "pipe",
-      });
-    } catch (error) {
-      const output = (error as { stdout?: Buffer; stderr?: Buffer }).stdout?.toString() ?? "";
-      throw new Error(`building @belay/postgres and its dependencies for the child processes failed:\n${output}`);
-    }
+    buildForChildren(packageDir);
     pool = testPool(url!);
   }, 120_000);
 

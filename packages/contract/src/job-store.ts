@@ -315,7 +315,7 @@ export interface JobStore {
    * Takes or renews the store's one maintainer lease for `holder`, to `now + leaseMs`, when it is
    * free, dead at `now`, or already `holder`'s (`decideMaintainerLease`, the one rule); otherwise
    * answers `heldByOther` with the live holder and its expiry. Atomic: of concurrent candidates
-   * for a free or dead lease exactly one is granted. A renewal never shortens the lease.
+   * for a free or dead lease exactly one is granted. A renewal runs to `now + leaseMs` exactly.
    */
   acquireMaintainerLease(request: AcquireMaintainerLeaseRequest): Promise<AcquireMaintainerLeaseResult>;
 

@@ -37,8 +37,11 @@ export type ReleaseMaintainerLeaseResult = { readonly status: "released" } | { r
 /**
  * The one rule of the maintainer lease, which every store applies to the lease it read and then
  * writes by compare-and-set against that same read: the lease is granted when it is free, dead at
- * `now` (expiry ≤ `now`), or already the caller's; otherwise the live holder keeps it. A renewal
- * never shortens the caller's lease (a clock that stepped back does not give it away early).
+ * `now` (expiry ≤ `now`), or already the caller's; otherwise the live holder keeps it. A grant,
+ * renewal included, runs to `now + leaseMs` exactly: an expiry written by a clock that once ran
+ * far ahead is replaced at the next renewal instead of kept, so a holder that dies after that
+ * blocks its standbys for one lease at most. (A clock stepping back may let the lease lapse
+ * early; two maintainers for a moment are harmless, below.)
  *
  * The lease saves work, it fences nothing: every maintenance task is safe to run concurrently
  * (lease expiry disposes of each lease once, minting moves each cursor by compare-and-set,
@@ -50,9 +53,7 @@ export function decideMaintainerLease(current: MaintainerLease | null, request: 
   if (current !== null && current.holder !== holder && current.expiresAt > now) {
     return { status: "heldByOther", holder: current.holder, expiresAt: current.expiresAt };
   }
-  const renewedTo = now + leaseMs;
-  const expiresAt = current !== null && current.holder === holder ? Math.max(current.expiresAt, renewedTo) : renewedTo;
-  return { status: "granted", holder, expiresAt };
+  return { status: "granted", holder, expiresAt: now + leaseMs };
 }
 
 /** What releasing does to the lease read: `released` (the store writes it free) when it was `holder`'s, else `notHeld` (no write). */

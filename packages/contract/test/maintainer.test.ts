@@ -21,11 +21,11 @@ describe("the maintainer lease rule", () => {
     expect(decideMaintainerLease({ holder: "a", expiresAt: 1_100 }, request("b", 5_000))).toEqual({ status: "granted", holder: "b", expiresAt: 5_100 });
   });
 
-  it("renews the holder's own lease, live or dead, and never shortens it", () => {
+  it("renews the holder's own lease, live or dead, to now + leaseMs exactly", () => {
     expect(decideMaintainerLease({ holder: "a", expiresAt: 1_100 }, request("a", 1_050))).toEqual({ status: "granted", holder: "a", expiresAt: 1_150 });
     expect(decideMaintainerLease({ holder: "a", expiresAt: 1_100 }, request("a", 2_000))).toEqual({ status: "granted", holder: "a", expiresAt: 2_100 });
-    // A clock that stepped back, or a shorter lease asked for, keeps the later expiry.
-    expect(decideMaintainerLease({ holder: "a", expiresAt: 1_100 }, request("a", 900))).toEqual({ status: "granted", holder: "a", expiresAt: 1_100 });
+    // An expiry written by a clock that ran ahead is replaced, not kept: a holder that dies after blocks one lease at most.
+    expect(decideMaintainerLease({ holder: "a", expiresAt: 1_000_000 }, request("a", 900))).toEqual({ status: "granted", holder: "a", expiresAt: 1_000 });
   });
 
   it("releases only the holder's own lease", () => {

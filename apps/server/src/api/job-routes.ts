@@ -1,32 +1,17 @@
-import { JOB_STATES, type JobState, type ListJobsRequest, type TagPredicate } from "@belay/contract";
+import {
+  type CancelResult, JOB_STATES, type JobActionRequest, type JobState, type ListJobsRequest, type RequeueResult, type TagPredicate,
+} from "@belay/contract";
 import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { type ServerContext, parseJson } from "../context.js";
 import { HttpError, badRequest, notFound, toHttpError } from "../http/errors.js";
 import { jsonBody } from "../http/json-body.js";
 import { enqueueJobs, enqueueWorkflow } from "../operations/enqueue.js";
 import { maySeeSensitive, requirePermission } from "./guard.js";
+import { errorResponses, jsonAnswer, jsonRequest } from "./route-docs.js";
 import {
-  ActionResultSchema, DependenciesSchema, EnqueueRequestSchema, EnqueueResponseSchema, ErrorSchema, IntParam, JobDetailSchema,
+  ActionResultSchema, DependenciesSchema, EnqueueRequestSchema, EnqueueResponseSchema, IntParam, JobDetailSchema,
   JobPageSchema, ListParam, TagListParam, WorkflowEnqueueResponseSchema, WorkflowRequestSchema, intParamDoc, pathParam, text,
 } from "./schemas.js";
-
-/** Error answers every route may give, for the OpenAPI document. */
-export function errorResponses(...statuses: number[]) {
-  const descriptions: Record<number, string> = {
-    400: "Malformed input (names the field)",
-    401: "No or unknown bearer token",
-    403: "The token lacks the permission",
-    404: "Unknown target",
-    409: "The target's state does not allow the action",
-    413: "Payload (or request body) too large",
-    415: "The body is not JSON (content-type: application/json, UTF-8)",
-    422: "A bound exceeded (names the bound, its limit and the actual size; also a body nested deeper than 64 levels) or a reference unknown",
-    503: "The store is busy (retry after Retry-After seconds) or unavailable",
-  };
-  return Object.fromEntries(
-    statuses.map((s) => [s, { description: descriptions[s] ?? "Error", content: { "application/json": { schema: ErrorSchema } } }]),
-  );
-}
 
 const JobIdParam = z.object({ id: pathParam("id") });
 
@@ -119,10 +104,10 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       description:
         "All jobs are written or none. A repeated id returns the existing job (`duplicate`). When the server knows the job definitions, each payload is validated by its job's schema and the queue defaults to the definition's.",
       middleware: [jsonBody],
-      request: { body: { required: true, content: { "application/json": { schema: EnqueueRequestSchema } } } },
+      request: { body: jsonRequest(EnqueueRequestSchema) },
       responses: {
-        201: { description: "At least one job created", content: { "application/json": { schema: EnqueueResponseSchema } } },
-        200: { description: "Every job already existed", content: { "application/json": { schema: EnqueueResponseSchema } } },
+        201: jsonAnswer("At least one job created", EnqueueResponseSchema),
+        200: jsonAnswer("Every job already existed", EnqueueResponseSchema),
         ...errorResponses(400, 401, 403, 413, 415, 422, 503),
       },
     }),
@@ -142,7 +127,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       summary: "List jobs (filters, keyset paging)",
       request: { query: ListJobsQuery },
       responses: {
-        200: { description: "One page", content: { "application/json": { schema: JobPageSchema } } },
+        200: jsonAnswer("One page", JobPageSchema),
         ...errorResponses(400, 422, 503),
       },
     }),
@@ -167,7 +152,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
         query: z.object({ sensitive: z.enum(["true", "false"]).optional() }),
       },
       responses: {
-        200: { description: "The job", content: { "application/json": { schema: JobDetailSchema } } },
+        200: jsonAnswer("The job", JobDetailSchema),
         ...errorResponses(400, 401, 403, 404, 503),
       },
     }),
@@ -206,7 +191,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       summary: "A job's parents and children with their states",
       request: { params: JobIdParam },
       responses: {
-        200: { description: "Edges", content: { "application/json": { schema: DependenciesSchema } } },
+        200: jsonAnswer("Edges", DependenciesSchema),
         ...errorResponses(400, 404, 503),
       },
     }),
@@ -219,54 +204,47 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
     },
   );
 
-  app.openapi(
-    createRoute({
-      method: "post",
-      path: "/jobs/{id}/cancel",
-      tags: ["jobs"],
+  // Cancel and requeue answer alike: the result's status, or 409 naming the state that refused the action.
+  const jobActions = [
+    {
+      action: "cancel",
       summary: "Cancel a pending job, or ask a running one to stop",
       description: "`cancelled` at once, or `cancelRequested` for a leased job (its handler's signal fires). Audited.",
-      request: { params: JobIdParam },
-      responses: {
-        200: { description: "Done", content: { "application/json": { schema: ActionResultSchema } } },
-        ...errorResponses(400, 401, 403, 404, 409, 413, 422, 503),
-      },
-    }),
-    async (c) => {
-      const actor = await requirePermission(ctx, c, "cancel");
-      const { id } = c.req.valid("param");
-      const result = await store.cancelJob({ jobId: id, actor, now: clock.now() }).catch((e: unknown) => Promise.reject(toHttpError(e, () => "id")));
-      if (result.status === "notFound") throw notFound("job", id);
-      if (result.status === "notCancellable") {
-        throw new HttpError(409, { code: "BELAY_NOT_CANCELLABLE", field: "id", message: `job ${id} is ${result.state}`, state: result.state });
-      }
-      return c.json({ status: result.status }, 200);
+      done: "Done",
+      refused: { status: "notCancellable", code: "BELAY_NOT_CANCELLABLE" },
+      run: (request: JobActionRequest): Promise<CancelResult | RequeueResult> => store.cancelJob(request),
     },
-  );
-
-  app.openapi(
-    createRoute({
-      method: "post",
-      path: "/jobs/{id}/requeue",
-      tags: ["jobs"],
+    {
+      action: "requeue",
       summary: "Schedule a dead-lettered or quarantined job again (attempts reset)",
-      request: { params: JobIdParam },
-      responses: {
-        200: { description: "Requeued", content: { "application/json": { schema: ActionResultSchema } } },
-        ...errorResponses(400, 401, 403, 404, 409, 413, 422, 503),
-      },
-    }),
-    async (c) => {
-      const actor = await requirePermission(ctx, c, "requeue");
-      const { id } = c.req.valid("param");
-      const result = await store.requeueJob({ jobId: id, actor, now: clock.now() }).catch((e: unknown) => Promise.reject(toHttpError(e, () => "id")));
-      if (result.status === "notFound") throw notFound("job", id);
-      if (result.status === "notRequeueable") {
-        throw new HttpError(409, { code: "BELAY_NOT_REQUEUEABLE", field: "id", message: `job ${id} is ${result.state}`, state: result.state });
-      }
-      return c.json({ status: result.status }, 200);
+      done: "Requeued",
+      refused: { status: "notRequeueable", code: "BELAY_NOT_REQUEUEABLE" },
+      run: (request: JobActionRequest): Promise<CancelResult | RequeueResult> => store.requeueJob(request),
     },
-  );
+  ] as const;
+  for (const { action, summary, done, refused, run, ...rest } of jobActions) {
+    app.openapi(
+      createRoute({
+        method: "post",
+        path: `/jobs/{id}/${action}`,
+        tags: ["jobs"],
+        summary,
+        ...("description" in rest ? { description: rest.description } : {}),
+        request: { params: JobIdParam },
+        responses: { 200: jsonAnswer(done, ActionResultSchema), ...errorResponses(400, 401, 403, 404, 409, 413, 422, 503) },
+      }),
+      async (c) => {
+        const actor = await requirePermission(ctx, c, action);
+        const { id } = c.req.valid("param");
+        const result = await run({ jobId: id, actor, now: clock.now() }).catch((e: unknown) => Promise.reject(toHttpError(e, () => "id")));
+        if (result.status === "notFound") throw notFound("job", id);
+        if (result.status === refused.status) {
+          throw new HttpError(409, { code: refused.code, field: "id", message: `job ${id} is ${result.state}`, state: result.state });
+        }
+        return c.json({ status: result.status }, 200);
+      },
+    );
+  }
 
   app.openapi(
     createRoute({
@@ -275,10 +253,10 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       tags: ["workflows"],
       summary: "Enqueue a workflow: jobs joined by parents, written atomically",
       middleware: [jsonBody],
-      request: { body: { required: true, content: { "application/json": { schema: WorkflowRequestSchema } } } },
+      request: { body: jsonRequest(WorkflowRequestSchema) },
       responses: {
-        201: { description: "Created", content: { "application/json": { schema: WorkflowEnqueueResponseSchema } } },
-        200: { description: "A workflow with this id exists; nothing changed", content: { "application/json": { schema: WorkflowEnqueueResponseSchema } } },
+        201: jsonAnswer("Created", WorkflowEnqueueResponseSchema),
+        200: jsonAnswer("A workflow with this id exists; nothing changed", WorkflowEnqueueResponseSchema),
         ...errorResponses(400, 401, 403, 409, 413, 415, 422, 503),
       },
     }),

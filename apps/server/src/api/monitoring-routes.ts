@@ -4,7 +4,8 @@ import { PERMISSIONS } from "../auth/permissions.js";
 import type { ServerContext } from "../context.js";
 import { notFound, toHttpError } from "../http/errors.js";
 import { maySeeSensitive, requirePermission } from "./guard.js";
-import { ListJobsQuery, checkPageLimit, errorResponses, filterField, listRequestOf } from "./job-routes.js";
+import { errorResponses, jsonAnswer } from "./route-docs.js";
+import { ListJobsQuery, checkPageLimit, filterField, listRequestOf } from "./job-routes.js";
 import {
   AuditPageSchema, FacetsSchema, HealthSchema, IntParam, MeSchema, ObserverDetailSchema, ObserverSchema, SuggestionsSchema,
   ThroughputSchema, WorkflowDetailSchema, WorkflowPageSchema, intParamDoc, pathParam, text,
@@ -53,7 +54,7 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
           limit: IntParam.openapi(intParamDoc("Page size (default 50); above the store's monitorPage bound gets 422")),
         }),
       },
-      responses: { 200: { description: "One page", content: { "application/json": { schema: AuditPageSchema } } }, ...errorResponses(400, 422, 503) },
+      responses: { 200: jsonAnswer("One page", AuditPageSchema), ...errorResponses(400, 422, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -82,7 +83,7 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
           limit: IntParam.openapi(intParamDoc("Page size (default 50); above the store's monitorPage bound gets 422")),
         }),
       },
-      responses: { 200: { description: "One page", content: { "application/json": { schema: WorkflowPageSchema } } }, ...errorResponses(400, 422, 503) },
+      responses: { 200: jsonAnswer("One page", WorkflowPageSchema), ...errorResponses(400, 422, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -100,7 +101,7 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       tags: ["workflows"],
       summary: "A workflow and its member jobs (first page, oldest first)",
       request: { params: z.object({ id: pathParam("id") }) },
-      responses: { 200: { description: "The workflow", content: { "application/json": { schema: WorkflowDetailSchema } } }, ...errorResponses(400, 404, 503) },
+      responses: { 200: jsonAnswer("The workflow", WorkflowDetailSchema), ...errorResponses(400, 404, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -124,7 +125,7 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
           max: IntParam.openapi(intParamDoc("Top values kept (default 20)")),
         }),
       },
-      responses: { 200: { description: "Facet values", content: { "application/json": { schema: FacetsSchema } } }, ...errorResponses(400, 422, 503) },
+      responses: { 200: jsonAnswer("Facet values", FacetsSchema), ...errorResponses(400, 422, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -150,7 +151,7 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
           max: IntParam.openapi(intParamDoc("Suggestions per page")),
         }),
       },
-      responses: { 200: { description: "Suggestions", content: { "application/json": { schema: SuggestionsSchema } } }, ...errorResponses(400, 503) },
+      responses: { 200: jsonAnswer("Suggestions", SuggestionsSchema), ...errorResponses(400, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -172,7 +173,7 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       tags: ["observers"],
       summary: "Transition observers: cursor, lag, dead letters",
       responses: {
-        200: { description: "Observers", content: { "application/json": { schema: z.object({ observers: z.array(ObserverSchema) }) } } },
+        200: jsonAnswer("Observers", z.object({ observers: z.array(ObserverSchema) })),
         ...errorResponses(503),
       },
     }),
@@ -190,7 +191,7 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       tags: ["observers"],
       summary: "One observer with its dead letters (their errors with viewSensitive)",
       request: { params: z.object({ id: pathParam("id") }) },
-      responses: { 200: { description: "The observer", content: { "application/json": { schema: ObserverDetailSchema } } }, ...errorResponses(400, 404, 503) },
+      responses: { 200: jsonAnswer("The observer", ObserverDetailSchema), ...errorResponses(400, 404, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -212,7 +213,7 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       path: "/throughput",
       tags: ["monitoring"],
       summary: "Executions finished per 5-second bucket over the last 5 minutes (this process's view)",
-      responses: { 200: { description: "Buckets, oldest first", content: { "application/json": { schema: ThroughputSchema } } } },
+      responses: { 200: jsonAnswer("Buckets, oldest first", ThroughputSchema) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -226,7 +227,7 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       path: "/health",
       tags: ["monitoring"],
       summary: "The server's store and embedded worker",
-      responses: { 200: { description: "Health", content: { "application/json": { schema: HealthSchema } } } },
+      responses: { 200: jsonAnswer("Health", HealthSchema) },
     }),
     async (c) => c.json({ status: "ok" as const, store: store.capabilities.name, worker: ctx.workerHealth() } as never, 200),
   );
@@ -237,7 +238,7 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       path: "/me",
       tags: ["monitoring"],
       summary: "Who the bearer token is and what it may do",
-      responses: { 200: { description: "Actor and permissions", content: { "application/json": { schema: MeSchema } } } },
+      responses: { 200: jsonAnswer("Actor and permissions", MeSchema) },
     }),
     async (c) => {
       const results = await Promise.all(PERMISSIONS.map(async (p) => [p, await ctx.access.check(c.req.raw, p)] as const));

@@ -4,7 +4,7 @@ import { notFound, toHttpError } from "../http/errors.js";
 import { jsonBody } from "../http/json-body.js";
 import { type QueueOverview, loadQueueOverviews, totalsOf } from "../monitor/queues.js";
 import { requirePermission } from "./guard.js";
-import { errorResponses } from "./job-routes.js";
+import { errorResponses, jsonAnswer, jsonRequest } from "./route-docs.js";
 import { ActionResultSchema, CountsSchema, LimitRequestSchema, QueueSchema, pathParam } from "./schemas.js";
 
 const QueueParam = z.object({ queue: pathParam("queue") });
@@ -29,7 +29,7 @@ export function registerQueueRoutes(app: OpenAPIHono, ctx: ServerContext): void 
       path: "/counts",
       tags: ["queues"],
       summary: "Jobs per queue and state",
-      responses: { 200: { description: "Counts", content: { "application/json": { schema: CountsSchema } } }, ...errorResponses(503) },
+      responses: { 200: jsonAnswer("Counts", CountsSchema), ...errorResponses(503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -45,7 +45,7 @@ export function registerQueueRoutes(app: OpenAPIHono, ctx: ServerContext): void 
       tags: ["queues"],
       summary: "Every queue with its settings and depth per state",
       responses: {
-        200: { description: "Queues", content: { "application/json": { schema: z.object({ queues: z.array(QueueSchema) }) } } },
+        200: jsonAnswer("Queues", z.object({ queues: z.array(QueueSchema) })),
         ...errorResponses(503),
       },
     }),
@@ -62,7 +62,7 @@ export function registerQueueRoutes(app: OpenAPIHono, ctx: ServerContext): void 
       tags: ["queues"],
       summary: "One queue",
       request: { params: QueueParam },
-      responses: { 200: { description: "The queue", content: { "application/json": { schema: QueueSchema } } }, ...errorResponses(400, 404, 503) },
+      responses: { 200: jsonAnswer("The queue", QueueSchema), ...errorResponses(400, 404, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -79,7 +79,7 @@ export function registerQueueRoutes(app: OpenAPIHono, ctx: ServerContext): void 
         summary: action === "pause" ? "Pause a queue: claims skip it (running jobs finish)" : "Resume a paused queue",
         request: { params: QueueParam },
         responses: {
-          200: { description: "Applied (idempotent, audited)", content: { "application/json": { schema: ActionResultSchema } } },
+          200: jsonAnswer("Applied (idempotent, audited)", ActionResultSchema),
           ...errorResponses(400, 401, 403, 404, 413, 503),
         },
       }),
@@ -103,9 +103,9 @@ export function registerQueueRoutes(app: OpenAPIHono, ctx: ServerContext): void 
       tags: ["queues"],
       summary: "Cap the jobs of a queue leased at once, cluster-wide (null removes the cap)",
       middleware: [jsonBody],
-      request: { params: QueueParam, body: { required: true, content: { "application/json": { schema: LimitRequestSchema } } } },
+      request: { params: QueueParam, body: jsonRequest(LimitRequestSchema) },
       responses: {
-        200: { description: "Applied (audited)", content: { "application/json": { schema: ActionResultSchema } } },
+        200: jsonAnswer("Applied (audited)", ActionResultSchema),
         ...errorResponses(400, 401, 403, 404, 413, 415, 422, 503),
       },
     }),

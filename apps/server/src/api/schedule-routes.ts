@@ -6,7 +6,7 @@ import { notFound, toHttpError } from "../http/errors.js";
 import { jsonBody } from "../http/json-body.js";
 import { nextTicks, upsertSchedule } from "../operations/schedules.js";
 import { maySeeSensitive, requirePermission } from "./guard.js";
-import { errorResponses } from "./job-routes.js";
+import { errorResponses, jsonAnswer, jsonRequest } from "./route-docs.js";
 import { ScheduleRequestSchema, ScheduleSchema, TriggerResponseSchema, UpsertScheduleResponseSchema, pathParam } from "./schemas.js";
 
 const ScheduleParam = z.object({ id: pathParam("id") });
@@ -27,7 +27,7 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       tags: ["schedules"],
       summary: "Every schedule with its cursor, skipped ticks and next ticks",
       responses: {
-        200: { description: "Schedules", content: { "application/json": { schema: z.object({ schedules: z.array(ScheduleSchema) }) } } },
+        200: jsonAnswer("Schedules", z.object({ schedules: z.array(ScheduleSchema) })),
         ...errorResponses(503),
       },
     }),
@@ -45,7 +45,7 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       tags: ["schedules"],
       summary: "One schedule (its payload template with viewSensitive)",
       request: { params: ScheduleParam },
-      responses: { 200: { description: "The schedule", content: { "application/json": { schema: ScheduleSchema } } }, ...errorResponses(400, 404, 503) },
+      responses: { 200: jsonAnswer("The schedule", ScheduleSchema), ...errorResponses(400, 404, 503) },
     }),
     async (c) => {
       await requirePermission(ctx, c, "view");
@@ -66,10 +66,10 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       summary: "Create or redefine a schedule (a redefinition keeps its cursor)",
       description: "The cron expression (5 fields, or 6 with seconds first) and the IANA time zone are validated before anything is written.",
       middleware: [jsonBody],
-      request: { params: ScheduleParam, body: { required: true, content: { "application/json": { schema: ScheduleRequestSchema } } } },
+      request: { params: ScheduleParam, body: jsonRequest(ScheduleRequestSchema) },
       responses: {
-        201: { description: "Created", content: { "application/json": { schema: UpsertScheduleResponseSchema } } },
-        200: { description: "Redefined", content: { "application/json": { schema: UpsertScheduleResponseSchema } } },
+        201: jsonAnswer("Created", UpsertScheduleResponseSchema),
+        200: jsonAnswer("Redefined", UpsertScheduleResponseSchema),
         ...errorResponses(400, 401, 403, 413, 415, 422, 503),
       },
     }),
@@ -89,7 +89,7 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       summary: "Remove a schedule (its minted jobs stay)",
       request: { params: ScheduleParam },
       responses: {
-        200: { description: "Removed", content: { "application/json": { schema: z.object({ status: z.literal("removed") }) } } },
+        200: jsonAnswer("Removed", z.object({ status: z.literal("removed") })),
         ...errorResponses(400, 401, 403, 404, 413, 422, 503),
       },
     }),
@@ -110,7 +110,7 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       summary: "Run one extra instance now (the cursor and future ticks are untouched); audited",
       request: { params: ScheduleParam },
       responses: {
-        200: { description: "Triggered", content: { "application/json": { schema: TriggerResponseSchema } } },
+        200: jsonAnswer("Triggered", TriggerResponseSchema),
         ...errorResponses(400, 401, 403, 404, 413, 422, 503),
       },
     }),

@@ -1,0 +1,28 @@
+import type { z } from "@hono/zod-openapi";
+import { ErrorSchema } from "./schemas.js";
+
+/** A JSON answer of the OpenAPI document: what its status means and its body's schema. */
+export function jsonAnswer<S extends z.ZodType>(description: string, schema: S) {
+  return { description, content: { "application/json": { schema } } };
+}
+
+/** A required JSON request body of the OpenAPI document (validated by `schema`). */
+export function jsonRequest<S extends z.ZodType>(schema: S) {
+  return { required: true, content: { "application/json": { schema } } };
+}
+
+/** Error answers every route may give, for the OpenAPI document. */
+export function errorResponses(...statuses: number[]) {
+  const descriptions: Record<number, string> = {
+    400: "Malformed input (names the field)",
+    401: "No or unknown bearer token",
+    403: "The token lacks the permission",
+    404: "Unknown target",
+    409: "The target's state does not allow the action",
+    413: "Payload (or request body) too large",
+    415: "The body is not JSON (content-type: application/json, UTF-8)",
+    422: "A bound exceeded (names the bound, its limit and the actual size; also a body nested deeper than 64 levels) or a reference unknown",
+    503: "The store is busy (retry after Retry-After seconds) or unavailable",
+  };
+  return Object.fromEntries(statuses.map((s) => [s, jsonAnswer(descriptions[s] ?? "Error", ErrorSchema)]));
+}

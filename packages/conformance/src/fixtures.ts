@@ -1,6 +1,6 @@
 import {
   type AuditRecord, type ClaimedJob, type EnqueueResult, type Instant, type JobState, type JobStore, type NewJob, type Outcome,
-  type OutcomeResult, isBelayError,
+  type OutcomeReport, type OutcomeResult, type ScheduleDefinition, type Tag, isBelayError,
 } from "@belay/contract";
 import { expect } from "vitest";
 
@@ -15,6 +15,23 @@ export const DEFAULT_RETRY = { maxAttempts: 3, delaysMs: [10 * SECOND, 20 * SECO
 /** A job with sensible defaults: name `test.job`, queue `default`, payload `{}`, due at T0. */
 export function newJob(id: string, fields: Partial<NewJob> = {}): NewJob {
   return { id, jobName: "test.job", queue: "default", payload: "{}", dueAt: T0, ...fields };
+}
+
+/** A label: a tag with the empty key. */
+export const label = (value: string): Tag => ({ key: "", value });
+
+/** A keyed tag. */
+export const tag = (key: string, value: string): Tag => ({ key, value });
+
+/** Tags in a canonical order, so a comparison does not depend on the order a store returns them in. */
+export function sortedTags(tags: readonly Tag[]): Tag[] {
+  const text = (t: Tag) => `${t.key}\u0000${t.value}`;
+  return [...tags].sort((a, b) => (text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0));
+}
+
+/** A schedule every minute in UTC, skipping missed ticks, of jobs `test.job` on queue `default` with payload `{}`. */
+export function newSchedule(id: string, fields: Partial<ScheduleDefinition> = {}): ScheduleDefinition {
+  return { id, cron: "* * * * *", timeZone: "UTC", jobName: "test.job", queue: "default", payload: "{}", catchUp: "skip", noOverlap: false, ...fields };
 }
 
 /** Enqueues and asserts every job was created. */
@@ -55,6 +72,11 @@ export async function leaseJob(
   const claimed = await claimJobs(store, { queues: [fields.queue ?? "default"], ...options });
   expect(claimed.map((j) => j.id)).toEqual([id]);
   return claimed[0]!;
+}
+
+/** A report row for `job` as its claimer (`w1`, the claimed attempt) unless overridden. */
+export function reportRow(job: ClaimedJob, outcome: Outcome, fields: Partial<OutcomeReport> = {}): OutcomeReport {
+  return { jobId: job.id, workerId: "w1", attempt: job.attempt, outcome, ...fields };
 }
 
 /** Reports one outcome for a claimed job, as its claimer. */

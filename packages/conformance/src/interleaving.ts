@@ -1,4 +1,4 @@
-import type { JobStore, StepPoint } from "@belay/contract";
+import type { JobStore, StepHook, StepPoint } from "@belay/contract";
 import { InjectedFault } from "./injected-fault.js";
 import { expect } from "vitest";
 import { snapshot } from "./snapshot.js";
@@ -41,15 +41,26 @@ export async function settlesWithin(promise: Promise<unknown>, ms: number): Prom
   }
 }
 
+/** What {@link faultEveryStep} needs of a suite of either contract: fresh stores and their step hook. */
+export interface SteppedStores<S> {
+  store(): Promise<S>;
+  setStepHook(store: S, hook: StepHook | null): void;
+}
+
 /**
- * Proves `operation` is atomic: it is first run once to learn its internal steps; then, for every
- * step, a fresh store goes through `setup`, the operation is faulted at that step, and the store
- * must read exactly as before (and still accept the operation afterwards).
+ * Proves `operation` is atomic on a store of either contract: it is first run once on a probe
+ * store to learn its internal steps; then, for every k, a fresh store goes through `setup`, the
+ * operation is faulted at its k-th step, and `read` of the store must equal what it was before
+ * (and the store must still accept the operation afterwards). Returns the number of steps seen.
+ * An operation must expose `minSteps`: at least one step between two writes besides the one
+ * before commit (2), unless it is a single write, which may expose only the step before commit (1).
  */
-export async function expectAtomic(
-  ctx: SuiteContext,
-  setup: (store: JobStore) => Promise<void>,
-  operation: (store: JobStore) => Promise<unknown>,
+export async function faultEveryStep<S>(
+  ctx: SteppedStores<S>,
+  setup: (store: S) => Promise<void>,
+  operation: (store: S) => Promise<unknown>,
+  read: (store: S) => Promise<unknown>,
+  minSteps = 2,
 ): Promise<number> {
   const probe = await ctx.store();
   await setup(probe);
@@ -57,23 +68,31 @@ export async function expectAtomic(
   ctx.setStepHook(probe, (point) => void points.push(point));
   await operation(probe);
   ctx.setStepHook(probe, null);
-  // At least one step between writes, besides the final one before commit.
-  expect(points.length, "the operation exposes internal steps").toBeGreaterThanOrEqual(2);
+  expect(points.length, "the operation exposes internal steps").toBeGreaterThanOrEqual(minSteps);
 
   for (let k = 0; k < points.length; k++) {
     const store = await ctx.store();
     await setup(store);
-    const before = await snapshot(store);
+    const before = await read(store);
     let seen = 0;
     ctx.setStepHook(store, (point) => {
       if (seen++ === k) throw new InjectedFault(point);
     });
-    await expect(operation(store), `fault at ${points[k]!.step}`).rejects.toMatchObject({ code: "BELAY_INJECTED_FAULT" });
+    await expect(operation(store), `fault at step ${k} (${points[k]!.step})`).rejects.toMatchObject({ code: "BELAY_INJECTED_FAULT" });
     ctx.setStepHook(store, null);
-    expect(await snapshot(store), `nothing survives a fault at ${points[k]!.step}`).toEqual(before);
+    expect(await read(store), `nothing survives a fault at step ${k} (${points[k]!.step})`).toEqual(before);
     await operation(store);
   }
   return points.length;
+}
+
+/** {@link faultEveryStep} for the Storage Contract: the store must read the same {@link snapshot} as before. */
+export function expectAtomic(
+  ctx: SuiteContext,
+  setup: (store: JobStore) => Promise<void>,
+  operation: (store: JobStore) => Promise<unknown>,
+): Promise<number> {
+  return faultEveryStep(ctx, setup, operation, snapshot);
 }
 
 /**

@@ -34,6 +34,15 @@ async function claimExactly(store: JobStore, ids: readonly string[], now = T0, q
   return claimed;
 }
 
+/** The leases {@link leaseThree} hands worker `w1`, each at its first attempt. */
+const THREE_LEASES = ["a", "b", "c"].map((jobId) => ({ jobId, attempt: 1 }));
+
+/** Enqueues jobs `a`, `b` and `c` and claims all three for worker `w1` at T0. */
+async function leaseThree(store: JobStore): Promise<void> {
+  await enqueueJobs(store, [newJob("a"), newJob("b"), newJob("c")]);
+  await claimExactly(store, ["a", "b", "c"]);
+}
+
 export function atomicityClauses(ctx: SuiteContext): void {
   clauseNeeding(ctx, "stepHook", "atomicity: enqueue of several jobs with parents, tags and awaiting children is all or nothing", async () => {
     await expectAtomic(
@@ -170,48 +179,17 @@ export function atomicityClauses(ctx: SuiteContext): void {
   });
 
   clauseNeeding(ctx, "stepHook", "atomicity: a release of several leases is all or nothing", async () => {
-    await expectAtomic(
-      ctx,
-      async (store) => {
-        await enqueueJobs(store, [newJob("a"), newJob("b"), newJob("c")]);
-        await claimExactly(store, ["a", "b", "c"]);
-      },
-      async (store) => {
-        const results = await store.release({
-          workerId: "w1",
-          leases: [
-            { jobId: "a", attempt: 1 },
-            { jobId: "b", attempt: 1 },
-            { jobId: "c", attempt: 1 },
-          ],
-          now: T0 + SECOND,
-        });
-        expect(results.map((r) => r.status)).toEqual(["released", "released", "released"]);
-      },
-    );
+    await expectAtomic(ctx, leaseThree, async (store) => {
+      const results = await store.release({ workerId: "w1", leases: THREE_LEASES, now: T0 + SECOND });
+      expect(results.map((r) => r.status)).toEqual(["released", "released", "released"]);
+    });
   });
 
   clauseNeeding(ctx, "stepHook", "atomicity: a heartbeat renewing several leases is all or nothing", async () => {
-    await expectAtomic(
-      ctx,
-      async (store) => {
-        await enqueueJobs(store, [newJob("a"), newJob("b"), newJob("c")]);
-        await claimExactly(store, ["a", "b", "c"]);
-      },
-      async (store) => {
-        const results = await store.heartbeat({
-          workerId: "w1",
-          leases: [
-            { jobId: "a", attempt: 1 },
-            { jobId: "b", attempt: 1 },
-            { jobId: "c", attempt: 1 },
-          ],
-          leaseMs: LEASE,
-          now: T0 + 10 * SECOND,
-        });
-        expect(results.map((r) => r.status)).toEqual(["renewed", "renewed", "renewed"]);
-      },
-    );
+    await expectAtomic(ctx, leaseThree, async (store) => {
+      const results = await store.heartbeat({ workerId: "w1", leases: THREE_LEASES, leaseMs: LEASE, now: T0 + 10 * SECOND });
+      expect(results.map((r) => r.status)).toEqual(["renewed", "renewed", "renewed"]);
+    });
   });
 
   clauseNeeding(ctx, "stepHook", "atomicity: mintDue minting several ticks and recording skipped ticks is all or nothing", async () => {
@@ -233,34 +211,34 @@ export function atomicityClauses(ctx: SuiteContext): void {
     });
   });
 
-  clauseNeeding(ctx, "stepHook", "atomicity: an operator's enqueue writes its jobs and their audit records together", async () => {
-    await expectAtomic(
-      ctx,
+  // An operator's write changes what it names and appends its audit record, in one transaction.
+  const audited: readonly (readonly [string, (store: JobStore) => Promise<void>, (store: JobStore) => Promise<void>])[] = [
+    [
+      "an operator's enqueue writes its jobs and their audit records together",
       async () => {},
       async (store) => {
         const results = await store.enqueue({ jobs: [newJob("a"), newJob("b")], now: T0, actor: "alice" });
         expect(results.map((r) => r.status)).toEqual(["created", "created"]);
       },
-    );
-  });
-
-  clauseNeeding(ctx, "stepHook", "atomicity: an audited schedule redefinition writes the schedule and its audit record together", async () => {
-    await expectAtomic(ctx, upsertSchedule, async (store) => {
-      const result = await store.upsertSchedule({ schedule: { ...SCHEDULE, queue: "elsewhere" }, now: T0 + MINUTE, actor: "alice" });
-      expect(result).toEqual({ status: "updated", cursor: T0 });
-    });
-  });
-
-  clauseNeeding(ctx, "stepHook", "atomicity: triggerSchedule writes its job and its audit record together", async () => {
-    await expectAtomic(ctx, upsertSchedule, async (store) => {
-      const result = await store.triggerSchedule({ scheduleId: SCHEDULE.id, jobId: "nightly-manual-1", actor: "alice", now: T0 + MINUTE });
-      expect(result).toEqual({ status: "triggered", jobId: "nightly-manual-1" });
-    });
-  });
-
-  clauseNeeding(ctx, "stepHook", "atomicity: cancelling a parent writes the job, its cascade and the audit record together", async () => {
-    await expectAtomic(
-      ctx,
+    ],
+    [
+      "an audited schedule redefinition writes the schedule and its audit record together",
+      upsertSchedule,
+      async (store) => {
+        const result = await store.upsertSchedule({ schedule: { ...SCHEDULE, queue: "elsewhere" }, now: T0 + MINUTE, actor: "alice" });
+        expect(result).toEqual({ status: "updated", cursor: T0 });
+      },
+    ],
+    [
+      "triggerSchedule writes its job and its audit record together",
+      upsertSchedule,
+      async (store) => {
+        const result = await store.triggerSchedule({ scheduleId: SCHEDULE.id, jobId: "nightly-manual-1", actor: "alice", now: T0 + MINUTE });
+        expect(result).toEqual({ status: "triggered", jobId: "nightly-manual-1" });
+      },
+    ],
+    [
+      "cancelling a parent writes the job, its cascade and the audit record together",
       async (store) => {
         await enqueueJobs(store, [
           newJob("p"),
@@ -269,52 +247,34 @@ export function atomicityClauses(ctx: SuiteContext): void {
           newJob("g", { parentIds: ["c1"] }),
         ]);
       },
-      async (store) => {
-        expect(await store.cancelJob({ jobId: "p", actor: "alice", now: T0 + SECOND })).toEqual({ status: "cancelled" });
-      },
-    );
-  });
-
-  clauseNeeding(ctx, "stepHook", "atomicity: requeueJob writes the job and its audit record together", async () => {
-    await expectAtomic(
-      ctx,
+      async (store) => expect(await store.cancelJob({ jobId: "p", actor: "alice", now: T0 + SECOND })).toEqual({ status: "cancelled" }),
+    ],
+    [
+      "requeueJob writes the job and its audit record together",
       async (store) => {
         const job = await leaseJob(store, "dead");
-        expect(await report(store, job, { type: "failed", retryAt: null, failureDetail: "boom" })).toMatchObject({
-          state: "deadLettered",
-        });
+        expect(await report(store, job, { type: "failed", retryAt: null, failureDetail: "boom" })).toMatchObject({ state: "deadLettered" });
       },
+      async (store) => expect(await store.requeueJob({ jobId: "dead", actor: "alice", now: T0 + MINUTE })).toEqual({ status: "requeued" }),
+    ],
+    [
+      "setConcurrencyLimit writes the queue settings and the audit record together",
+      async (store) => void (await enqueueJobs(store, [newJob("a", { queue: "mail" })])),
       async (store) => {
-        expect(await store.requeueJob({ jobId: "dead", actor: "alice", now: T0 + MINUTE })).toEqual({ status: "requeued" });
+        expect(await store.setConcurrencyLimit({ queue: "mail", limit: 3, actor: "ops", now: T0 + SECOND })).toEqual({ status: "applied" });
       },
-    );
-  });
-
-  clauseNeeding(ctx, "stepHook", "atomicity: setConcurrencyLimit writes the queue settings and the audit record together", async () => {
-    await expectAtomic(
-      ctx,
-      async (store) => {
-        await enqueueJobs(store, [newJob("a", { queue: "mail" })]);
-      },
-      async (store) => {
-        expect(await store.setConcurrencyLimit({ queue: "mail", limit: 3, actor: "ops", now: T0 + SECOND })).toEqual({
-          status: "applied",
-        });
-      },
-    );
-  });
-
-  clauseNeeding(ctx, "stepHook", "atomicity: pauseQueue writes the queue settings and the audit record together", async () => {
-    await expectAtomic(
-      ctx,
+    ],
+    [
+      "pauseQueue writes the queue settings and the audit record together",
       async (store) => {
         expect(await store.setConcurrencyLimit({ queue: "mail", limit: 2, actor: "ops", now: T0 })).toEqual({ status: "applied" });
       },
-      async (store) => {
-        expect(await store.pauseQueue({ queue: "mail", actor: "ops", now: T0 + SECOND })).toEqual({ status: "applied" });
-      },
-    );
-  });
+      async (store) => expect(await store.pauseQueue({ queue: "mail", actor: "ops", now: T0 + SECOND })).toEqual({ status: "applied" }),
+    ],
+  ];
+  for (const [title, setup, operation] of audited) {
+    clauseNeeding(ctx, "stepHook", `atomicity: ${title}`, async () => void (await expectAtomic(ctx, setup, operation)));
+  }
 
   clauseNeeding(
     ctx,

@@ -1,7 +1,7 @@
 import { type NewJob, TransactionNotSupportedError, type Tag } from "@belay/contract";
 import { expect } from "vitest";
 import { clause, clauseNeeding } from "../clause.js";
-import { allJobIds, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, report, stateOf, T0 } from "../fixtures.js";
+import { allJobIds, claimJobs, enqueueJobs, expectBelayError, label, leaseJob, newJob, report, stateOf, T0, tag } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
 export function enqueueClauses(ctx: SuiteContext): void {
@@ -254,15 +254,8 @@ export function enqueueClauses(ctx: SuiteContext): void {
 
   clause("enqueue: tags are de-duplicated per job and a label differs from a keyed tag", async () => {
     const store = await ctx.store();
-    await enqueueJobs(store, [
-      newJob("j1", { tags: [{ key: "", value: "x" }, { key: "", value: "x" }, { key: "x", value: "x" }, { key: "k", value: "1" }, { key: "k", value: "2" }] }),
-    ]);
-    expect((await store.getJob("j1"))!.tags).toEqual([
-      { key: "", value: "x" },
-      { key: "x", value: "x" },
-      { key: "k", value: "1" },
-      { key: "k", value: "2" },
-    ]);
+    await enqueueJobs(store, [newJob("j1", { tags: [label("x"), label("x"), tag("x", "x"), tag("k", "1"), tag("k", "2")] })]);
+    expect((await store.getJob("j1"))!.tags).toEqual([label("x"), tag("x", "x"), tag("k", "1"), tag("k", "2")]);
   });
 
   clause("enqueue: a job due in the future is not claimable before its due time", async () => {

@@ -1,7 +1,7 @@
 import { type JobStore, type TransitionRecord, scheduledJobId, truncateUtf8, utf8ByteLength } from "@belay/contract";
 import { expect } from "vitest";
 import { clause } from "../clause.js";
-import { DEFAULT_RETRY, LEASE, MINUTE, SECOND, claimJobs, enqueueJobs, leaseJob, newJob, report, stateOf, T0 } from "../fixtures.js";
+import { DEFAULT_RETRY, LEASE, MINUTE, SECOND, claimJobs, enqueueJobs, leaseJob, newJob, newSchedule, report, stateOf, T0 } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
 /** A transition without its store-assigned position, for comparing exact contents. */
@@ -26,17 +26,6 @@ async function histories(store: JobStore, ids: readonly string[]): Promise<Recor
   for (const id of ids) out[id] = await store.getJobHistory(id);
   return out;
 }
-
-const schedule = (id: string) => ({
-  id,
-  cron: "* * * * *",
-  timeZone: "UTC",
-  jobName: "scheduled.job",
-  queue: "default",
-  payload: "{}",
-  catchUp: "skip" as const,
-  noOverlap: false,
-});
 
 export function historyClauses(ctx: SuiteContext): void {
   clause("history: enqueue appends one scheduled transition at attempt 0, at now, with ordinal 1", async () => {
@@ -161,7 +150,7 @@ export function historyClauses(ctx: SuiteContext): void {
 
   clause("history: a minted and a triggered schedule job each record scheduled at attempt 0", async () => {
     const store = await ctx.store();
-    await store.upsertSchedule({ schedule: schedule("tick"), now: T0 });
+    await store.upsertSchedule({ schedule: newSchedule("tick"), now: T0 });
     const [minted] = await store.mintDue({
       decisions: [{ scheduleId: "tick", expectedCursor: T0, newCursor: T0 + MINUTE, mint: [T0 + MINUTE], skip: [] }],
       now: T0 + MINUTE + 3,
@@ -381,7 +370,7 @@ export function historyClauses(ctx: SuiteContext): void {
 
   clause("history: policy off records nothing from mint, trigger, requeue, release or a workflow's enqueue either", async () => {
     const store = await ctx.store({ historyPolicy: "off" });
-    await store.upsertSchedule({ schedule: schedule("tick"), now: T0 });
+    await store.upsertSchedule({ schedule: newSchedule("tick"), now: T0 });
     const [minted] = await store.mintDue({
       decisions: [{ scheduleId: "tick", expectedCursor: T0, newCursor: T0 + MINUTE, mint: [T0 + MINUTE], skip: [] }],
       now: T0 + MINUTE,

@@ -1,13 +1,10 @@
-import { type ClaimedJob, type JobStore, type Outcome, type OutcomeReport, type Tag, utf8ByteLength } from "@belay/contract";
+import { type ClaimedJob, type JobStore, type Outcome, type OutcomeReport, utf8ByteLength } from "@belay/contract";
 import { expect } from "vitest";
 import { clause } from "../clause.js";
-import { LEASE, SECOND, T0, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, report } from "../fixtures.js";
+import {
+  LEASE, SECOND, T0, claimJobs, enqueueJobs, expectBelayError, label, leaseJob, newJob, report, reportRow, sortedTags, tag,
+} from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
-
-/** A report row for `job` as its claimer (`w1`, the claimed attempt) unless overridden. */
-function row(job: ClaimedJob, outcome: Outcome, fields: Partial<OutcomeReport> = {}): OutcomeReport {
-  return { jobId: job.id, workerId: "w1", attempt: job.attempt, outcome, ...fields };
-}
 
 /** The job with its history and output, to prove an operation changed nothing. */
 async function readBack(store: JobStore, id: string): Promise<unknown> {
@@ -28,8 +25,6 @@ async function claimOnly(store: JobStore, id: string, now = T0): Promise<Claimed
   expect(claimed.map((j) => j.id)).toEqual([id]);
   return claimed[0]!;
 }
-
-const sortTags = (tags: readonly Tag[]) => [...tags].sort((a, b) => (a.key + "\u0000" + a.value).localeCompare(b.key + "\u0000" + b.value));
 
 export function outcomeClauses(ctx: SuiteContext): void {
   clause("outcomes: success makes the job succeeded, clears the lease and sets terminalAt to now", async () => {
@@ -56,9 +51,9 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const output = '{ "n": 1.50,  "s": "é🎉" }';
     const results = await store.reportOutcomes({
       reports: [
-        row(jobs.get("with")!, { type: "succeeded", output }),
-        row(jobs.get("without")!, { type: "succeeded" }),
-        row(jobs.get("failed")!, { type: "failed", retryAt: null }),
+        reportRow(jobs.get("with")!, { type: "succeeded", output }),
+        reportRow(jobs.get("without")!, { type: "succeeded" }),
+        reportRow(jobs.get("failed")!, { type: "failed", retryAt: null }),
       ],
       now: T0 + SECOND,
     });
@@ -85,9 +80,9 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const over = '"éééé "'; // 11 bytes, 7 characters: only a byte count catches it
     const results = await store.reportOutcomes({
       reports: [
-        row(jobs.get("ok")!, { type: "succeeded", output: '"ok"' }),
-        row(jobs.get("big")!, { type: "succeeded", output: over }, { addTags: [{ key: "", value: "added" }] }),
-        row(jobs.get("other")!, { type: "cancelled" }),
+        reportRow(jobs.get("ok")!, { type: "succeeded", output: '"ok"' }),
+        reportRow(jobs.get("big")!, { type: "succeeded", output: over }, { addTags: [{ key: "", value: "added" }] }),
+        reportRow(jobs.get("other")!, { type: "cancelled" }),
       ],
       now: T0 + SECOND,
     });
@@ -187,7 +182,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const job = await leaseJob(store, "j1");
     const before = await readBack(store, "j1");
     const results = await store.reportOutcomes({
-      reports: [row(job, { type: "succeeded", output: '"x"' }, { workerId: "w2", addTags: [{ key: "", value: "t" }] })],
+      reports: [reportRow(job, { type: "succeeded", output: '"x"' }, { workerId: "w2", addTags: [{ key: "", value: "t" }] })],
       now: T0 + SECOND,
     });
     expect(results).toEqual([{ jobId: "j1", attempt: expect.any(Number), status: "stale" }]);
@@ -203,8 +198,8 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const before = await readBack(store, "j1");
     const results = await store.reportOutcomes({
       reports: [
-        row(second, { type: "succeeded" }, { attempt: 1 }),
-        row(second, { type: "succeeded" }, { attempt: 3 }),
+        reportRow(second, { type: "succeeded" }, { attempt: 1 }),
+        reportRow(second, { type: "succeeded" }, { attempt: 3 }),
       ],
       now: T0 + 2 * SECOND,
     });
@@ -240,11 +235,11 @@ export function outcomeClauses(ctx: SuiteContext): void {
     await report(store, jobs.get("retrying")!, { type: "failed", retryAt: T0 + LEASE * 10 });
     const beforeDone = await readBack(store, "done");
     const beforeRetrying = await readBack(store, "retrying");
-    const tag = [{ key: "late", value: "yes" }];
+    const addTags = [tag("late", "yes")];
     const results = await store.reportOutcomes({
       reports: [
-        row(jobs.get("done")!, { type: "succeeded", output: '"second"' }, { addTags: tag }),
-        row(jobs.get("retrying")!, { type: "succeeded", output: '"sneaky"' }, { addTags: tag }),
+        reportRow(jobs.get("done")!, { type: "succeeded", output: '"second"' }, { addTags }),
+        reportRow(jobs.get("retrying")!, { type: "succeeded", output: '"sneaky"' }, { addTags }),
       ],
       now: T0 + SECOND,
     });
@@ -275,10 +270,10 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const beforeD = await readBack(store, "d");
     const results = await store.reportOutcomes({
       reports: [
-        row(jobs.get("c")!, { type: "failed", retryAt: T0 + LEASE }),
-        row(jobs.get("b")!, { type: "succeeded" }, { workerId: "intruder" }),
-        row(jobs.get("a")!, { type: "succeeded", output: "1" }),
-        row(jobs.get("d")!, { type: "cancelled" }, { attempt: 2 }),
+        reportRow(jobs.get("c")!, { type: "failed", retryAt: T0 + LEASE }),
+        reportRow(jobs.get("b")!, { type: "succeeded" }, { workerId: "intruder" }),
+        reportRow(jobs.get("a")!, { type: "succeeded", output: "1" }),
+        reportRow(jobs.get("d")!, { type: "cancelled" }, { attempt: 2 }),
       ],
       now: T0 + SECOND,
     });
@@ -307,8 +302,8 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const job = await leaseJob(store, "j1");
     const results = await store.reportOutcomes({
       reports: [
-        row(job, { type: "succeeded", output: '"first"' }),
-        row(job, { type: "failed", retryAt: T0 + LEASE }, { addTags: [{ key: "", value: "second" }] }),
+        reportRow(job, { type: "succeeded", output: '"first"' }),
+        reportRow(job, { type: "failed", retryAt: T0 + LEASE }, { addTags: [{ key: "", value: "second" }] }),
       ],
       now: T0 + SECOND,
     });
@@ -324,27 +319,14 @@ export function outcomeClauses(ctx: SuiteContext): void {
 
   clause("outcomes: added tags ride the fence and are unioned with the job's tags", async () => {
     const store = await ctx.store();
-    const job = await leaseJob(store, "j1", { tags: [{ key: "", value: "urgent" }, { key: "tenant", value: "acme" }] });
+    const job = await leaseJob(store, "j1", { tags: [label("urgent"), tag("tenant", "acme")] });
     const results = await store.reportOutcomes({
-      reports: [
-        row(job, { type: "succeeded" }, {
-          addTags: [
-            { key: "", value: "urgent" },
-            { key: "tenant", value: "beta" },
-            { key: "result", value: "ok" },
-          ],
-        }),
-      ],
+      reports: [reportRow(job, { type: "succeeded" }, { addTags: [label("urgent"), tag("tenant", "beta"), tag("result", "ok")] })],
       now: T0 + SECOND,
     });
     expect(results).toEqual([{ jobId: "j1", attempt: expect.any(Number), status: "applied", state: "succeeded" }]);
-    expect(sortTags((await store.getJob("j1"))!.tags)).toEqual(
-      sortTags([
-        { key: "", value: "urgent" },
-        { key: "tenant", value: "acme" },
-        { key: "tenant", value: "beta" },
-        { key: "result", value: "ok" },
-      ]),
+    expect(sortedTags((await store.getJob("j1"))!.tags)).toEqual(
+      sortedTags([label("urgent"), tag("tenant", "acme"), tag("tenant", "beta"), tag("result", "ok")]),
     );
   });
 
@@ -440,7 +422,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
     ]);
     const jobs = new Map((await claimJobs(store)).map((j) => [j.id, j]));
     await store.reportOutcomes({
-      reports: [row(jobs.get("pc")!, { type: "cancelled" }), row(jobs.get("pq")!, { type: "unroutable", reason: "bad payload" })],
+      reports: [reportRow(jobs.get("pc")!, { type: "cancelled" }), reportRow(jobs.get("pq")!, { type: "unroutable", reason: "bad payload" })],
       now: T0 + SECOND,
     });
     expect(await store.getJob("kidC")).toMatchObject({ state: "cancelled", terminalAt: T0 + SECOND });
@@ -486,8 +468,8 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const detail = "TypeError: nope\n    at handler (job.ts:1:1) é🎉";
     await store.reportOutcomes({
       reports: [
-        row(jobs.get("retried")!, { type: "failed", retryAt: T0 + 10 * SECOND, failureDetail: detail }),
-        row(jobs.get("dead")!, { type: "failed", retryAt: null, failureDetail: "fatal" }),
+        reportRow(jobs.get("retried")!, { type: "failed", retryAt: T0 + 10 * SECOND, failureDetail: detail }),
+        reportRow(jobs.get("dead")!, { type: "failed", retryAt: null, failureDetail: "fatal" }),
       ],
       now: T0 + SECOND,
     });
@@ -513,9 +495,9 @@ export function outcomeClauses(ctx: SuiteContext): void {
     const fits = "é€é€"; // exactly 10 bytes: kept whole
     await store.reportOutcomes({
       reports: [
-        row(jobs.get("pair")!, { type: "failed", retryAt: null, failureDetail: pair }),
-        row(jobs.get("wide")!, { type: "failed", retryAt: T0 + LEASE, failureDetail: wide }),
-        row(jobs.get("fits")!, { type: "failed", retryAt: null, failureDetail: fits }),
+        reportRow(jobs.get("pair")!, { type: "failed", retryAt: null, failureDetail: pair }),
+        reportRow(jobs.get("wide")!, { type: "failed", retryAt: T0 + LEASE, failureDetail: wide }),
+        reportRow(jobs.get("fits")!, { type: "failed", retryAt: null, failureDetail: fits }),
       ],
       now: T0 + SECOND,
     });
@@ -538,14 +520,14 @@ export function outcomeClauses(ctx: SuiteContext): void {
   clause("outcomes: a malformed report throws InvalidInputError naming the field and applies nothing of the batch", async () => {
     const store = await ctx.store();
     const jobs = await leaseAll(store, ["good", "bad"]);
-    const good = row(jobs.get("good")!, { type: "succeeded", output: '"x"' });
+    const good = reportRow(jobs.get("good")!, { type: "succeeded", output: '"x"' });
     const bad = jobs.get("bad")!;
     const before = { good: await readBack(store, "good"), bad: await readBack(store, "bad") };
     const cases: [OutcomeReport, string][] = [
-      [row(bad, { type: "exploded" } as unknown as Outcome), "reports[1].outcome.type"],
-      [row(bad, { type: "succeeded" }, { attempt: 0 }), "reports[1].attempt"],
-      [row(bad, { type: "failed", retryAt: T0 + 1.5 }), "reports[1].outcome.retryAt"],
-      [row(bad, { type: "failed", retryAt: "soon" as unknown as number }), "reports[1].outcome.retryAt"],
+      [reportRow(bad, { type: "exploded" } as unknown as Outcome), "reports[1].outcome.type"],
+      [reportRow(bad, { type: "succeeded" }, { attempt: 0 }), "reports[1].attempt"],
+      [reportRow(bad, { type: "failed", retryAt: T0 + 1.5 }), "reports[1].outcome.retryAt"],
+      [reportRow(bad, { type: "failed", retryAt: "soon" as unknown as number }), "reports[1].outcome.retryAt"],
     ];
     for (const [malformed, field] of cases) {
       await expectBelayError(() => store.reportOutcomes({ reports: [good, malformed], now: T0 + SECOND }), "BELAY_INVALID_INPUT", {

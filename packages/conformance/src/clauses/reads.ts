@@ -1,9 +1,9 @@
 import {
-  type JobCount, type JobState, type JobStore, type ListJobsRequest, type ScheduleDefinition, type JobSummary, scheduledJobId,
+  type JobCount, type JobState, type JobStore, type ListJobsRequest, type JobSummary, scheduledJobId,
 } from "@belay/contract";
 import { expect } from "vitest";
 import { clause, clauseNeeding } from "../clause.js";
-import { DEFAULT_RETRY, LEASE, MINUTE, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, report, T0 } from "../fixtures.js";
+import { DEFAULT_RETRY, LEASE, MINUTE, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, newSchedule, report, T0 } from "../fixtures.js";
 import { settlesWithin } from "../interleaving.js";
 import type { SuiteContext } from "../suite-context.js";
 
@@ -30,20 +30,6 @@ async function listIds(store: JobStore, request: ListJobsRequest = {}): Promise<
 /** Counts in a stable order, for comparison regardless of how the store orders them. */
 function sortedCounts(counts: readonly JobCount[]): JobCount[] {
   return [...counts].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : a.state < b.state ? -1 : a.state > b.state ? 1 : 0));
-}
-
-function schedule(id: string, fields: Partial<ScheduleDefinition> = {}): ScheduleDefinition {
-  return {
-    id,
-    cron: "* * * * *",
-    timeZone: "UTC",
-    jobName: "scheduled.job",
-    queue: "default",
-    payload: "{}",
-    catchUp: "skip",
-    noOverlap: false,
-    ...fields,
-  };
 }
 
 /** Enqueues one job per queue q1..q4 and moves them through states in an order unlike their enqueue order. */
@@ -141,7 +127,7 @@ export function readClauses(ctx: SuiteContext): void {
     const store = await ctx.store();
     await enqueueJobs(store, [newJob("plain")]);
     for (const id of ["nightly", "hourly"]) {
-      expect(await store.upsertSchedule({ schedule: schedule(id), now: T0 })).toMatchObject({ status: "created" });
+      expect(await store.upsertSchedule({ schedule: newSchedule(id), now: T0 })).toMatchObject({ status: "created" });
     }
     const minted = await store.mintDue({
       decisions: [
@@ -182,7 +168,7 @@ export function readClauses(ctx: SuiteContext): void {
 
   clause("reads: filters in different fields combine with AND", async () => {
     const store = await ctx.store();
-    await store.upsertSchedule({ schedule: schedule("s1", { queue: "q1", jobName: "x" }), now: T0 });
+    await store.upsertSchedule({ schedule: newSchedule("s1", { queue: "q1", jobName: "x" }), now: T0 });
     await store.mintDue({
       decisions: [{ scheduleId: "s1", expectedCursor: T0, newCursor: T0 + 2 * MINUTE, mint: [T0 + MINUTE, T0 + 2 * MINUTE], skip: [] }],
       now: T0 + 2 * MINUTE,

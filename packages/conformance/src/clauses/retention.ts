@@ -29,6 +29,24 @@ async function endJobs(store: JobStore, plan: readonly (readonly [string, Outcom
   }
 }
 
+/** One job per terminal state, `s`, `c`, `d` and `q`, ending in that order a millisecond apart. */
+const ONE_OF_EACH_END = [
+  ["s", SUCCEEDED, T0 + 1],
+  ["c", CANCELLED, T0 + 2],
+  ["d", DEAD, T0 + 3],
+  ["q", QUARANTINED, T0 + 4],
+] as const;
+
+/**
+ * Three successes enqueued (and claimed) in one order and terminal in another, the oldest neither
+ * first nor last: only the terminal clock orders a purge.
+ */
+const SHUFFLED_ENDS = [
+  ["j1", SUCCEEDED, T0 + 3],
+  ["j2", SUCCEEDED, T0 + 1],
+  ["j3", SUCCEEDED, T0 + 2],
+] as const;
+
 async function purge(store: JobStore, retentionClass: RetentionClass, before: Instant, max = 100): Promise<number> {
   return (await store.purgeTerminal({ retentionClass, before, max })).purged;
 }
@@ -36,28 +54,18 @@ async function purge(store: JobStore, retentionClass: RetentionClass, before: In
 export function retentionClauses(ctx: SuiteContext): void {
   clause("retention: purgeTerminal takes only jobs whose terminal time is strictly before `before`", async () => {
     const store = await ctx.store();
-    // Enqueued (and claimed) in one order, terminal in another: the terminal clock decides.
-    await endJobs(store, [
-      ["late", SUCCEEDED, T0 + 30],
-      ["mid", SUCCEEDED, T0 + 20],
-      ["early", SUCCEEDED, T0 + 10],
-    ]);
-    expect(await purge(store, "succeededOrCancelled", T0 + 10)).toBe(0);
-    expect(await purge(store, "succeededOrCancelled", T0 + 20)).toBe(1);
-    expect(await allJobIds(store)).toEqual(["late", "mid"]);
-    expect(await purge(store, "succeededOrCancelled", T0 + 30)).toBe(1);
-    expect(await allJobIds(store)).toEqual(["late"]);
-    expect(await store.getJob("mid")).toBeNull();
+    await endJobs(store, SHUFFLED_ENDS);
+    expect(await purge(store, "succeededOrCancelled", T0 + 1)).toBe(0);
+    expect(await purge(store, "succeededOrCancelled", T0 + 2)).toBe(1);
+    expect(await allJobIds(store)).toEqual(["j1", "j3"]);
+    expect(await purge(store, "succeededOrCancelled", T0 + 3)).toBe(1);
+    expect(await allJobIds(store)).toEqual(["j1"]);
+    expect(await store.getJob("j3")).toBeNull();
   });
 
   clause("retention: succeededOrCancelled purges succeeded and cancelled jobs and nothing else", async () => {
     const store = await ctx.store();
-    await endJobs(store, [
-      ["s", SUCCEEDED, T0 + 1],
-      ["c", CANCELLED, T0 + 2],
-      ["d", DEAD, T0 + 3],
-      ["q", QUARANTINED, T0 + 4],
-    ]);
+    await endJobs(store, ONE_OF_EACH_END);
     await enqueueJobs(store, [newJob("op")]);
     expect(await store.cancelJob({ jobId: "op", actor: "alice", now: T0 + 5 })).toEqual({ status: "cancelled" });
     expect(await purge(store, "succeededOrCancelled", LATER)).toBe(3);
@@ -68,12 +76,7 @@ export function retentionClauses(ctx: SuiteContext): void {
 
   clause("retention: deadLetteredOrQuarantined purges dead-lettered and quarantined jobs and nothing else", async () => {
     const store = await ctx.store();
-    await endJobs(store, [
-      ["s", SUCCEEDED, T0 + 1],
-      ["c", CANCELLED, T0 + 2],
-      ["d", DEAD, T0 + 3],
-      ["q", QUARANTINED, T0 + 4],
-    ]);
+    await endJobs(store, ONE_OF_EACH_END);
     expect(await purge(store, "deadLetteredOrQuarantined", LATER)).toBe(2);
     expect(await allJobIds(store)).toEqual(["s", "c"]);
     expect(await store.getJob("d")).toBeNull();
@@ -100,11 +103,7 @@ export function retentionClauses(ctx: SuiteContext): void {
 
   clause("retention: a call purges at most max, oldest terminal first", async () => {
     const store = await ctx.store();
-    await endJobs(store, [
-      ["j1", SUCCEEDED, T0 + 3],
-      ["j2", SUCCEEDED, T0 + 1],
-      ["j3", SUCCEEDED, T0 + 2],
-    ]);
+    await endJobs(store, SHUFFLED_ENDS);
     expect(await purge(store, "succeededOrCancelled", LATER, 1)).toBe(1);
     expect(await allJobIds(store)).toEqual(["j1", "j3"]);
     expect(await purge(store, "succeededOrCancelled", LATER, 1)).toBe(1);

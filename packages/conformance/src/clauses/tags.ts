@@ -1,17 +1,8 @@
 import type { JobStore, NewJob, SuggestTagsRequest, Tag, TagSuggestion } from "@belay/contract";
 import { expect } from "vitest";
 import { clause } from "../clause.js";
-import { claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, report, SECOND, T0 } from "../fixtures.js";
+import { claimJobs, enqueueJobs, expectBelayError, label, leaseJob, newJob, report, reportRow, SECOND, sortedTags, T0, tag } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
-
-const label = (value: string): Tag => ({ key: "", value });
-const tag = (key: string, value: string): Tag => ({ key, value });
-
-/** Tags in a canonical order, so a comparison does not depend on the order a store returns them in. */
-function sorted(tags: readonly Tag[]): Tag[] {
-  const text = (t: Tag) => `${t.key}\u0000${t.value}`;
-  return [...tags].sort((a, b) => (text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0));
-}
 
 /** One job per tag list, ids `t0`, `t1`, … unless given. */
 function tagged(tagLists: readonly (readonly Tag[])[], fields: Partial<NewJob> = {}, prefix = "t"): NewJob[] {
@@ -59,16 +50,16 @@ export function tagClauses(ctx: SuiteContext): void {
     const store = await ctx.store();
     const tags = [label("urgent"), label("beta"), tag("tenant", "acme"), tag("region", "eu"), tag("region", "us")];
     await enqueueJobs(store, [newJob("j1", { tags })]);
-    expect(sorted((await store.getJob("j1"))!.tags)).toEqual(sorted(tags));
+    expect(sortedTags((await store.getJob("j1"))!.tags)).toEqual(sortedTags(tags));
     const [summary] = (await store.listJobs({})).jobs;
-    expect(sorted(summary!.tags)).toEqual(sorted(tags));
+    expect(sortedTags(summary!.tags)).toEqual(sortedTags(tags));
   });
 
   clause("tags: a claimed job carries the tags it was enqueued with", async () => {
     const store = await ctx.store();
     const tags = [label("urgent"), tag("tenant", "acme"), tag("tenant", "globex")];
     const claimed = await leaseJob(store, "j1", { tags });
-    expect(sorted(claimed.tags)).toEqual(sorted(tags));
+    expect(sortedTags(claimed.tags)).toEqual(sortedTags(tags));
   });
 
   clause("tags: the same tag collapses on one job but may be carried by many jobs", async () => {
@@ -77,8 +68,8 @@ export function tagClauses(ctx: SuiteContext): void {
       newJob("j1", { tags: [label("x"), label("x"), tag("k", "v"), tag("k", "v")] }),
       newJob("j2", { tags: [label("x"), tag("k", "v")] }),
     ]);
-    expect(sorted((await store.getJob("j1"))!.tags)).toEqual(sorted([label("x"), tag("k", "v")]));
-    expect(sorted((await store.getJob("j2"))!.tags)).toEqual(sorted([label("x"), tag("k", "v")]));
+    expect(sortedTags((await store.getJob("j1"))!.tags)).toEqual(sortedTags([label("x"), tag("k", "v")]));
+    expect(sortedTags((await store.getJob("j2"))!.tags)).toEqual(sortedTags([label("x"), tag("k", "v")]));
     expect(await idsWith(store, { tags: [{ label: "x" }] })).toEqual(["j1", "j2"]);
     expect(await store.facetTags({ key: "" })).toEqual([{ value: "x", count: 2 }]);
     expect(await store.facetTags({ key: "k" })).toEqual([{ value: "v", count: 2 }]);
@@ -105,19 +96,11 @@ export function tagClauses(ctx: SuiteContext): void {
     const store = await ctx.store();
     const job = await leaseJob(store, "j1", { tags: [label("initial")] });
     const [applied] = await store.reportOutcomes({
-      reports: [
-        {
-          jobId: "j1",
-          workerId: "w1",
-          attempt: job.attempt,
-          outcome: { type: "succeeded" },
-          addTags: [label("done"), tag("result", "ok"), label("initial")],
-        },
-      ],
+      reports: [reportRow(job, { type: "succeeded" }, { addTags: [label("done"), tag("result", "ok"), label("initial")] })],
       now: T0 + SECOND,
     });
     expect(applied).toMatchObject({ status: "applied", state: "succeeded" });
-    expect(sorted((await store.getJob("j1"))!.tags)).toEqual(sorted([label("initial"), label("done"), tag("result", "ok")]));
+    expect(sortedTags((await store.getJob("j1"))!.tags)).toEqual(sortedTags([label("initial"), label("done"), tag("result", "ok")]));
     expect(await idsWith(store, { tags: [{ label: "done" }] })).toEqual(["j1"]);
     expect(await store.facetTags({ key: "result" })).toEqual([{ value: "ok", count: 1 }]);
   });
@@ -126,21 +109,13 @@ export function tagClauses(ctx: SuiteContext): void {
     const store = await ctx.store();
     const job = await leaseJob(store, "j1", { tags: [label("initial")] });
     const [applied] = await store.reportOutcomes({
-      reports: [
-        {
-          jobId: "j1",
-          workerId: "w1",
-          attempt: job.attempt,
-          outcome: { type: "failed", retryAt: T0 + 10 * SECOND },
-          addTags: [tag("stage", "fetched")],
-        },
-      ],
+      reports: [reportRow(job, { type: "failed", retryAt: T0 + 10 * SECOND }, { addTags: [tag("stage", "fetched")] })],
       now: T0 + SECOND,
     });
     expect(applied).toMatchObject({ status: "applied", state: "scheduled" });
     const [again] = await claimJobs(store, { now: T0 + 10 * SECOND });
     expect(again!.id).toBe("j1");
-    expect(sorted(again!.tags)).toEqual(sorted([label("initial"), tag("stage", "fetched")]));
+    expect(sortedTags(again!.tags)).toEqual(sortedTags([label("initial"), tag("stage", "fetched")]));
   });
 
   clause("tags: a stale outcome report adds no tags", async () => {
@@ -180,15 +155,15 @@ export function tagClauses(ctx: SuiteContext): void {
     expect(results[1]).toMatchObject({ jobId: "y", status: "applied", state: "succeeded" });
     const xAfter = await store.getJob("x");
     expect(xAfter).toMatchObject({ state: "leased", attempt: x!.attempt });
-    expect(sorted(xAfter!.tags)).toEqual(sorted([label("a"), label("b")]));
-    expect(sorted((await store.getJob("y"))!.tags)).toEqual(sorted([label("a"), label("c"), label("d")]));
+    expect(sortedTags(xAfter!.tags)).toEqual(sortedTags([label("a"), label("b")]));
+    expect(sortedTags((await store.getJob("y"))!.tags)).toEqual(sortedTags([label("a"), label("c"), label("d")]));
     // The rejected row changed nothing, so its fence still holds for a report within the bound.
     const [retry] = await store.reportOutcomes({
       reports: [{ jobId: "x", workerId: "w1", attempt: x!.attempt, outcome: { type: "succeeded" }, addTags: [label("b"), label("c")] }],
       now: T0 + 2,
     });
     expect(retry).toMatchObject({ status: "applied", state: "succeeded" });
-    expect(sorted((await store.getJob("x"))!.tags)).toEqual(sorted([label("a"), label("b"), label("c")]));
+    expect(sortedTags((await store.getJob("x"))!.tags)).toEqual(sortedTags([label("a"), label("b"), label("c")]));
   });
 
   // ---- listJobs tag predicates -------------------------------------------------------------------

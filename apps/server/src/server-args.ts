@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { InvalidInputError } from "@belay/contract";
+import { HelpRequested } from "@belay/host";
 import { SESSION_SECRET_MIN_LENGTH } from "./auth/sessions.js";
 import { type ServerToken, parseToken, parseTokenList } from "./auth/tokens.js";
 
@@ -45,8 +46,8 @@ export const SERVER_USAGE = `usage: belay-server --store <url> [options]
   --debug                  answer the protocol's debug kinds and resonate:debug_time (for trace
                            checkers; never in production)`;
 
-/** Thrown for `--help`: the usage text is the message. */
-export class ServerHelpRequested extends Error {}
+/** Thrown for `--help`: the usage text is the message (a `HelpRequested`, as the worker host's is). */
+export class ServerHelpRequested extends HelpRequested {}
 
 /** Parses argv and the environment; throws `InvalidInputError` naming the flag at fault. */
 export function parseServerArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): ServerArgs {

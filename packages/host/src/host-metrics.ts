@@ -1,5 +1,5 @@
 import type { JobStore } from "@belay/contract";
-import type { Worker, WorkerEvent } from "@belay/core";
+import type { PumpHealth, Worker, WorkerEvent } from "@belay/core";
 import { Counter, Gauge, Registry } from "prom-client";
 
 /**
@@ -47,42 +47,24 @@ export class HostMetrics {
         for (const row of depthCache.rows) this.set({ queue: row.queue, state: row.state }, row.count);
       },
     });
-    new Gauge({
-      name: "belay_slots_in_use",
-      help: "Handlers running per worker group",
-      labelNames: ["group"],
-      registers,
-      collect() {
-        this.reset();
-        for (const group of worker()?.health().groups ?? []) {
-          this.set({ group: group.name }, group.pumps.reduce((n, p) => n + p.executing, 0));
-        }
-      },
-    });
-    new Gauge({
-      name: "belay_slots_capacity",
-      help: "Handler slots per worker group",
-      labelNames: ["group"],
-      registers,
-      collect() {
-        this.reset();
-        for (const group of worker()?.health().groups ?? []) {
-          this.set({ group: group.name }, group.pumps.reduce((n, p) => n + p.poolSize, 0));
-        }
-      },
-    });
-    new Gauge({
-      name: "belay_pumps_halted",
-      help: "Pumps stopped by a non-transient store fault, per group",
-      labelNames: ["group"],
-      registers,
-      collect() {
-        this.reset();
-        for (const group of worker()?.health().groups ?? []) {
-          this.set({ group: group.name }, group.pumps.filter((p) => p.halted !== null).length);
-        }
-      },
-    });
+    // One number per worker group, read from its pumps' health when scraped.
+    const groupGauges: readonly [name: string, help: string, of: (pumps: readonly PumpHealth[]) => number][] = [
+      ["belay_slots_in_use", "Handlers running per worker group", (pumps) => pumps.reduce((n, p) => n + p.executing, 0)],
+      ["belay_slots_capacity", "Handler slots per worker group", (pumps) => pumps.reduce((n, p) => n + p.poolSize, 0)],
+      ["belay_pumps_halted", "Pumps stopped by a non-transient store fault, per group", (pumps) => pumps.filter((p) => p.halted !== null).length],
+    ];
+    for (const [name, help, of] of groupGauges) {
+      new Gauge({
+        name,
+        help,
+        labelNames: ["group"],
+        registers,
+        collect() {
+          this.reset();
+          for (const group of worker()?.health().groups ?? []) this.set({ group: group.name }, of(group.pumps));
+        },
+      });
+    }
   }
 
   /** Feed worker events here (`onEvent`). */

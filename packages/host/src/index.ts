@@ -8,6 +8,7 @@ export type { OpenStoreOptions, OpenPromiseStoreOptions } from "./store-url.js";
 export { loadJobsModule, jobsFromModule } from "./jobs-module.js";
 export type { JobsModule } from "./jobs-module.js";
 export { parseHostConfig, hostConfigSchema, HelpRequested } from "./host-config.js";
+export { runCommandLine, stopOnSignals } from "./command-line.js";
 export type { HostConfig } from "./host-config.js";
 export { WorkerHost } from "./worker-host.js";
 export type { WorkerHostOptions } from "./worker-host.js";

@@ -24,21 +24,11 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     ...(options.historyPolicy === undefined ? {} : { historyPolicy: options.historyPolicy }),
     ...(options.bounds === undefined ? {} : { bounds: options.bounds }),
   };
-  const parsed = parseStoreUrl(url);
-  switch (parsed.kind) {
-    case "memory": {
-      const { MemoryStore } = await import("@belay/memory");
-      return new MemoryStore({ ...common, wakeUpHints: true });
-    }
-    case "sqlite": {
-      const { SqliteStore } = await importAdapter("sqlite:", "@belay/sqlite better-sqlite3", () => import("@belay/sqlite"));
-      return new SqliteStore({ ...parsed.file, ...common });
-    }
-    case "postgres": {
-      const { PostgresStore } = await importAdapter("postgres:", "@belay/postgres pg", () => import("@belay/postgres"));
-      return new PostgresStore({ ...parsed.connection, ...common });
-    }
-  }
+  return openParsed<JobStore>(url, {
+    memory: ({ MemoryStore }) => new MemoryStore({ ...common, wakeUpHints: true }),
+    sqlite: ({ SqliteStore }, file) => new SqliteStore({ ...file, ...common }),
+    postgres: ({ PostgresStore }, connection) => new PostgresStore({ ...connection, ...common }),
+  });
 }
 
 /** Options every store URL accepts for a promise store. */
@@ -65,21 +55,11 @@ export async function openPromiseStore(url: string, options: OpenPromiseStoreOpt
     ...(options.bounds === undefined ? {} : { bounds: options.bounds }),
     ...(options.settings === undefined ? {} : { settings: options.settings }),
   };
-  const parsed = parseStoreUrl(url);
-  switch (parsed.kind) {
-    case "memory": {
-      const { MemoryPromiseStore } = await import("@belay/memory");
-      return new MemoryPromiseStore(front);
-    }
-    case "sqlite": {
-      const { SqlitePromiseStore } = await importAdapter("sqlite:", "@belay/sqlite better-sqlite3", () => import("@belay/sqlite"));
-      return new SqlitePromiseStore({ ...parsed.file, ...front });
-    }
-    case "postgres": {
-      const { PostgresPromiseStore } = await importAdapter("postgres:", "@belay/postgres pg", () => import("@belay/postgres"));
-      return new PostgresPromiseStore({ ...parsed.connection, ...front });
-    }
-  }
+  return openParsed<PromiseStore>(url, {
+    memory: ({ MemoryPromiseStore }) => new MemoryPromiseStore(front),
+    sqlite: ({ SqlitePromiseStore }, file) => new SqlitePromiseStore({ ...file, ...front }),
+    postgres: ({ PostgresPromiseStore }, connection) => new PostgresPromiseStore({ ...connection, ...front }),
+  });
 }
 
 /** A store URL, read: which store it names and that store's options. */
@@ -87,6 +67,26 @@ type ParsedStoreUrl =
   | { readonly kind: "memory" }
   | { readonly kind: "sqlite"; readonly file: { readonly path: string; readonly tablePrefix?: string; readonly synchronous?: "normal" | "full" } }
   | { readonly kind: "postgres"; readonly connection: { readonly connectionString: string; readonly schema?: string } };
+
+/** How a store of each kind is made from its package and the URL's options. */
+interface StoreMakers<T> {
+  memory(pkg: typeof import("@belay/memory")): T;
+  sqlite(pkg: typeof import("@belay/sqlite"), file: Extract<ParsedStoreUrl, { kind: "sqlite" }>["file"]): T;
+  postgres(pkg: typeof import("@belay/postgres"), connection: Extract<ParsedStoreUrl, { kind: "postgres" }>["connection"]): T;
+}
+
+/** Reads the URL and makes its store with the package it names, imported only now. */
+async function openParsed<T>(url: string, make: StoreMakers<T>): Promise<T> {
+  const parsed = parseStoreUrl(url);
+  switch (parsed.kind) {
+    case "memory":
+      return make.memory(await import("@belay/memory"));
+    case "sqlite":
+      return make.sqlite(await importAdapter("sqlite:", "@belay/sqlite better-sqlite3", () => import("@belay/sqlite")), parsed.file);
+    case "postgres":
+      return make.postgres(await importAdapter("postgres:", "@belay/postgres pg", () => import("@belay/postgres")), parsed.connection);
+  }
+}
 
 /** Reads a store URL; throws `InvalidInputError` naming `store`. */
 function parseStoreUrl(url: string): ParsedStoreUrl {

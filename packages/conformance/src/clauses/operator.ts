@@ -1,4 +1,4 @@
-import type { AuditAction, AuditRecord, JobStore, ListAuditRequest } from "@belay/contract";
+import type { AuditAction, AuditRecord, Instant, JobStore, ListAuditRequest } from "@belay/contract";
 import { expect } from "vitest";
 import { clause } from "../clause.js";
 import { LEASE, MINUTE, SECOND, T0, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, report, stateOf } from "../fixtures.js";
@@ -20,6 +20,26 @@ async function auditWalk(store: JobStore, request: ListAuditRequest = {}): Promi
 /** The job and its history, to prove an operation changed nothing. */
 async function readBack(store: JobStore, id: string): Promise<unknown> {
   return { job: await store.getJob(id), history: await store.getJobHistory(id) };
+}
+
+/**
+ * Requeues `id` as `actor` at `now` and asserts the job is scheduled afresh (attempt 0, due now,
+ * no lease, no cancel request, no terminal record) and the requeue is its one audit record.
+ */
+async function expectRequeue(store: JobStore, id: string, actor: string, now: Instant): Promise<void> {
+  expect(await store.requeueJob({ jobId: id, actor, now })).toEqual({ status: "requeued" });
+  expect(await store.getJob(id)).toMatchObject({
+    state: "scheduled",
+    attempt: 0,
+    releases: 0,
+    dueAt: now,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    cancelRequested: false,
+    terminalAt: null,
+    terminalCause: null,
+  });
+  expect(await auditWalk(store, { target: id })).toMatchObject([{ action: "requeue", actor, targetKind: "job", target: id, at: now }]);
 }
 
 /** Leases `id` and dead-letters it (a failed attempt with no retry). */
@@ -191,21 +211,7 @@ export function operatorClauses(ctx: SuiteContext): void {
       state: "deadLettered",
     });
     const now = T0 + 10 * MINUTE;
-    expect(await store.requeueJob({ jobId: "j1", actor: "alice", now })).toEqual({ status: "requeued" });
-    expect(await store.getJob("j1")).toMatchObject({
-      state: "scheduled",
-      attempt: 0,
-      releases: 0,
-      dueAt: now,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      cancelRequested: false,
-      terminalAt: null,
-      terminalCause: null,
-    });
-    expect(await auditWalk(store, { target: "j1" })).toMatchObject([
-      { action: "requeue", actor: "alice", targetKind: "job", target: "j1", at: now },
-    ]);
+    await expectRequeue(store, "j1", "alice", now);
     const [again] = await claimJobs(store, { now });
     expect(again).toMatchObject({ id: "j1", attempt: 1, releases: 0 });
   });
@@ -215,18 +221,7 @@ export function operatorClauses(ctx: SuiteContext): void {
     const job = await leaseJob(store, "q1", { dueAt: T0 - MINUTE });
     expect(await report(store, job, { type: "unroutable", reason: "unknown job name" })).toMatchObject({ state: "quarantined" });
     const now = T0 + 5 * MINUTE;
-    expect(await store.requeueJob({ jobId: "q1", actor: "carol", now })).toEqual({ status: "requeued" });
-    expect(await store.getJob("q1")).toMatchObject({
-      state: "scheduled",
-      attempt: 0,
-      releases: 0,
-      dueAt: now,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      terminalAt: null,
-      terminalCause: null,
-    });
-    expect(await auditWalk(store, { target: "q1" })).toMatchObject([{ action: "requeue", actor: "carol", at: now }]);
+    await expectRequeue(store, "q1", "carol", now);
     expect((await claimJobs(store, { now })).map((j) => j.id)).toEqual(["q1"]);
   });
 

@@ -16,6 +16,23 @@ async function enqueueWorkflow(store: JobStore, wf: NewWorkflow, now = T0): Prom
   return result;
 }
 
+/**
+ * Enqueues `first` on a fresh store, parks it at its commit, and meanwhile enqueues `second` (at
+ * `secondAt`) through a peer handle; answers the store and both results.
+ */
+async function whileCommitting(ctx: SuiteContext, first: NewWorkflow, second: NewWorkflow, secondAt = T0) {
+  const store = await ctx.store();
+  const peer = await ctx.peer(store);
+  const [a, b] = await whileParked(
+    ctx,
+    store,
+    (point) => point.operation === "enqueueWorkflow" && point.step === "commit",
+    () => store.enqueueWorkflow({ workflow: first, now: T0 }),
+    () => peer.enqueueWorkflow({ workflow: second, now: secondAt }),
+  );
+  return { store, first: a, second: b };
+}
+
 /** Every workflow id, following listWorkflows' cursor with `limit` (bounded, so a loop fails). */
 async function allWorkflowIds(store: JobStore, limit?: number): Promise<string[][]> {
   const pages: string[][] = [];
@@ -496,14 +513,11 @@ export function workflowClauses(ctx: SuiteContext): void {
   });
 
   clauseNeeding(ctx, "stepHook", "workflows: a workflow id another handle's enqueue holds uncommitted reads duplicate once that commits, and nothing throws", async () => {
-    const store = await ctx.store();
-    const peer = await ctx.peer(store);
-    const [first, second] = await whileParked(
+    const { store, first, second } = await whileCommitting(
       ctx,
-      store,
-      (point) => point.operation === "enqueueWorkflow" && point.step === "commit",
-      () => store.enqueueWorkflow({ workflow: workflow("wf", [newJob("a"), newJob("b", { parentIds: ["a"] })], "first"), now: T0 }),
-      () => peer.enqueueWorkflow({ workflow: workflow("wf", [newJob("x"), newJob("y")], "second"), now: T0 + 1 }),
+      workflow("wf", [newJob("a"), newJob("b", { parentIds: ["a"] })], "first"),
+      workflow("wf", [newJob("x"), newJob("y")], "second"),
+      T0 + 1,
     );
     expect(first).toMatchObject({ status: "created" });
     expect(second).toEqual({ status: "duplicate", workflowId: "wf" });
@@ -512,14 +526,10 @@ export function workflowClauses(ctx: SuiteContext): void {
   });
 
   clauseNeeding(ctx, "stepHook", "workflows: a member id another workflow's enqueue holds uncommitted is rejected with BELAY_JOB_EXISTS once that commits, and nothing throws", async () => {
-    const store = await ctx.store();
-    const peer = await ctx.peer(store);
-    const [first, second] = await whileParked(
+    const { store, first, second } = await whileCommitting(
       ctx,
-      store,
-      (point) => point.operation === "enqueueWorkflow" && point.step === "commit",
-      () => store.enqueueWorkflow({ workflow: workflow("wf-x", [newJob("shared"), newJob("x", { parentIds: ["shared"] })]), now: T0 }),
-      () => peer.enqueueWorkflow({ workflow: workflow("wf-y", [newJob("y"), newJob("shared", { parentIds: ["y"] })]), now: T0 }),
+      workflow("wf-x", [newJob("shared"), newJob("x", { parentIds: ["shared"] })]),
+      workflow("wf-y", [newJob("y"), newJob("shared", { parentIds: ["y"] })]),
     );
     expect(first).toMatchObject({ status: "created" });
     expect(second).toMatchObject({ status: "rejected", jobId: "shared", rejection: { code: "BELAY_JOB_EXISTS" } });

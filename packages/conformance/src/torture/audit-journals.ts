@@ -121,6 +121,33 @@ export function indexJournals(journals: readonly Journal[], violations: Violatio
     return null;
   };
 
+  /**
+   * Walks the leases of a heartbeat or a release with their results. A lease the store answered
+   * `accepted` must have held its fence, and `then` checks the rest; one it refused before the
+   * lease's expiry can never be the caller's again.
+   */
+  const leaseAnswers = <E extends Extract<JournalEntry, { kind: "heartbeat" | "release" }>, A extends E["results"][number]["status"]>(
+    client: string,
+    entry: E,
+    accepted: A,
+    then: (lease: E["leases"][number], result: Extract<E["results"][number], { status: A }>, key: string, record: LeaseRecord | undefined) => void,
+  ) => {
+    for (const [i, lease] of entry.leases.entries()) {
+      const result: E["results"][number] | undefined = entry.results[i];
+      const key = leaseKey(entry.workerId, lease.jobId, lease.attempt);
+      if (result === undefined || result.jobId !== lease.jobId) {
+        fail(entry.kind, `${client}: ${entry.kind} result ${i} does not answer for ${lease.jobId}`);
+        continue;
+      }
+      const record = index.leases.get(key);
+      if (result.status === accepted) {
+        const problem = fenceProblem(key, entry.now);
+        if (problem !== null) fail("staleFence", `${client}: ${entry.kind} of ${key}${entry.stray[i] ? ` (${entry.stray[i]} on purpose)` : ""} ${accepted}, but ${problem}`);
+        then(lease, result as Extract<E["results"][number], { status: A }>, key, record);
+      } else if (record !== undefined && entry.now < record.expires) record.dead = true;
+    }
+  };
+
   for (const journal of journals) {
     const client = journal.client;
     if (journal.failure !== null) fail("client", `${client} crashed: ${journal.failure.split("\n")[0]}`);
@@ -185,21 +212,10 @@ export function indexJournals(journals: readonly Journal[], violations: Violatio
           break;
         }
         case "heartbeat":
-          for (const [i, lease] of entry.leases.entries()) {
-            const result = entry.results[i];
-            const key = leaseKey(entry.workerId, lease.jobId, lease.attempt);
-            if (result === undefined || result.jobId !== lease.jobId) {
-              fail("heartbeat", `${client}: heartbeat result ${i} does not answer for ${lease.jobId}`);
-              continue;
-            }
-            const record = index.leases.get(key);
-            if (result.status === "renewed") {
-              const problem = fenceProblem(key, entry.now);
-              if (problem !== null) fail("staleFence", `${client}: heartbeat ${key}${entry.stray[i] ? ` (stray on purpose: ${entry.stray[i]})` : ""} renewed, but ${problem}`);
-              if (result.leaseExpiresAt !== entry.now + entry.leaseMs) fail("heartbeat", `${client}: ${key} renewed to ${result.leaseExpiresAt}, not now + leaseMs`);
-              if (record !== undefined) record.expires = result.leaseExpiresAt;
-            } else if (record !== undefined && entry.now < record.expires) record.dead = true;
-          }
+          leaseAnswers(client, entry, "renewed", (_, result, key, record) => {
+            if (result.leaseExpiresAt !== entry.now + entry.leaseMs) fail("heartbeat", `${client}: ${key} renewed to ${result.leaseExpiresAt}, not now + leaseMs`);
+            if (record !== undefined) record.expires = result.leaseExpiresAt;
+          });
           break;
         case "report":
           for (const [i, report] of entry.reports.entries()) {
@@ -228,21 +244,10 @@ export function indexJournals(journals: readonly Journal[], violations: Violatio
           }
           break;
         case "release":
-          for (const [i, lease] of entry.leases.entries()) {
-            const result = entry.results[i];
-            const key = leaseKey(entry.workerId, lease.jobId, lease.attempt);
-            if (result === undefined || result.jobId !== lease.jobId) {
-              fail("release", `${client}: release result ${i} does not answer for ${lease.jobId}`);
-              continue;
-            }
-            const record = index.leases.get(key);
-            if (result.status === "released") {
-              const problem = fenceProblem(key, entry.now);
-              if (problem !== null) fail("staleFence", `${client}: release of ${key}${entry.stray[i] ? ` (${entry.stray[i]} on purpose)` : ""} applied, but ${problem}`);
-              if (record !== undefined) record.ended = true;
-              index.applied.set(key, { key, jobId: lease.jobId, state: "scheduled", via: "release", report: null });
-            } else if (record !== undefined && entry.now < record.expires) record.dead = true;
-          }
+          leaseAnswers(client, entry, "released", (lease, _, key, record) => {
+            if (record !== undefined) record.ended = true;
+            index.applied.set(key, { key, jobId: lease.jobId, state: "scheduled", via: "release", report: null });
+          });
           break;
         case "expire":
           for (const expired of entry.results) {

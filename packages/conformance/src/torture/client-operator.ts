@@ -42,21 +42,9 @@ const PROBE_TAG: Tag = { key: "probe", value: "done" };
  */
 async function probeClaim(ctx: ClientContext, queue: string): Promise<number> {
   const workerId = ctx.ownId("probe");
-  const leaseMs = 30_000;
-  const queues = [queue];
-  const claimed = await ctx.call("operator", "claim", (now) => ctx.store.claim({ workerId, queues, max: PROBE_JOBS + 2, leaseMs, now }));
+  const claimed = await ctx.claim("operator", { workerId, queues: [queue], max: PROBE_JOBS + 2, leaseMs: 30_000 });
   if (claimed === null) return 0;
-  const { jobs } = claimed.value;
-  ctx.record({
-    kind: "claim",
-    lane: "operator",
-    workerId,
-    queues,
-    leaseMs,
-    now: claimed.now,
-    ack: claimed.ack,
-    jobs: jobs.map((j) => ({ id: j.id, attempt: j.attempt, queue: j.queue, releases: j.releases, leaseExpiresAt: j.leaseExpiresAt })),
-  });
+  const jobs = claimed.value;
   const report = async (rows: readonly JournalReport[], clock?: () => number) => {
     const reports = rows.map((r): OutcomeReport => ({
       jobId: r.jobId,

@@ -129,19 +129,9 @@ export async function workerLane(ctx: ClientContext, index: number): Promise<voi
     const shortLease = rng.chance(0.35);
     const leaseMs = shortLease ? rng.int(150, 400) : rng.int(1_500, 4_000);
     const max = rng.int(1, 6);
-    const claimed = await ctx.call(lane, "claim", (now) => ctx.store.claim({ workerId, queues, max, leaseMs, now }));
+    const claimed = await ctx.claim(lane, { workerId, queues, max, leaseMs });
     if (claimed === null) continue;
-    const jobs = claimed.value.jobs;
-    ctx.record({
-      kind: "claim",
-      lane,
-      workerId,
-      queues,
-      leaseMs,
-      now: claimed.now,
-      ack: claimed.ack,
-      jobs: jobs.map((j) => ({ id: j.id, attempt: j.attempt, queue: j.queue, releases: j.releases, leaseExpiresAt: j.leaseExpiresAt })),
-    });
+    const jobs = claimed.value;
     if (jobs.length === 0) {
       await idle(rng.int(5, 40));
       continue;

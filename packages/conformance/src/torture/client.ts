@@ -1,5 +1,5 @@
 import { writeFileSync } from "node:fs";
-import { type JobStore, SeededRandom, isBelayError } from "@belay/contract";
+import { type ClaimRequest, type ClaimedJob, type JobStore, SeededRandom, isBelayError } from "@belay/contract";
 import { barrierLane, producerLane } from "./client-producer.js";
 import { maintenanceLane, operatorLane } from "./client-operator.js";
 import { workerLane } from "./client-worker.js";
@@ -132,6 +132,25 @@ export class ClientContext {
         return null;
       }
     }
+  }
+
+  /** A claim for `lane` made as {@link call} makes it, its handed-out leases journaled; `null` as there. */
+  async claim(lane: string, request: Omit<ClaimRequest, "now">): Promise<Answered<readonly ClaimedJob[]> | null> {
+    const claimed = await this.call(lane, "claim", (now) => this.store.claim({ ...request, now }));
+    if (claimed === null) return null;
+    const { workerId, queues, leaseMs } = request;
+    const { jobs } = claimed.value;
+    this.record({
+      kind: "claim",
+      lane,
+      workerId,
+      queues,
+      leaseMs,
+      now: claimed.now,
+      ack: claimed.ack,
+      jobs: jobs.map((j) => ({ id: j.id, attempt: j.attempt, queue: j.queue, releases: j.releases, leaseExpiresAt: j.leaseExpiresAt })),
+    });
+    return { ...claimed, value: jobs };
   }
 }
 

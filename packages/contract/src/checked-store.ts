@@ -1,7 +1,8 @@
 import type * as contract from "./index.js";
 import { CapabilityNotSupportedError, TransactionNotSupportedError } from "./errors.js";
 import { requireId } from "./input.js";
-import type { HintListener, JobStore, MigrateResult, StepHook, StoreCapabilities } from "./job-store.js";
+import { type OperationName, type OperationRequest, defineOperations } from "./delegating-operations.js";
+import type { HintListener, JobStore, StepHook, StoreCapabilities } from "./job-store.js";
 import {
   assertAcquireMaintainerLeaseRequest, assertClaimObserverDeliveriesRequest, assertClaimRequest, assertEnqueueRequest,
   assertEnqueueWorkflowRequest, assertExpireLeasesRequest, assertFacetRequest, assertHeartbeatRequest, assertJobActionRequest,
@@ -18,6 +19,66 @@ import {
  * unknown parents, cursors it issued). Optional-page requests arrive as `{}`, never `undefined`.
  */
 export type JobStoreOperations = JobStore;
+
+/** The operations the front hands on after one check of their request: all but the optional capabilities. */
+type ForwardedOperation = Exclude<OperationName, "subscribeHints" | "setStepHook" | "enqueueThrough" | "enqueueWorkflowThrough">;
+
+/** The check of an operation's request, throwing for a malformed one; `null` for an operation that takes none. */
+type RequestCheck<Request> = ((request: Exclude<Request, undefined>, bounds: Readonly<contract.Bounds>) => void) | null;
+
+const lookup = (field: string) => (id: string) => assertLookupId(id, field);
+
+/** Each forwarded operation's check — one per operation, the same for every store. */
+const CHECKS: { readonly [K in ForwardedOperation]: RequestCheck<OperationRequest<K>> } = {
+  migrate: null,
+  close: null,
+  enqueue: assertEnqueueRequest,
+  enqueueWorkflow: assertEnqueueWorkflowRequest,
+  claim: assertClaimRequest,
+  reportOutcomes: assertReportOutcomesRequest,
+  heartbeat: assertHeartbeatRequest,
+  release: assertReleaseRequest,
+  expireLeases: assertExpireLeasesRequest,
+  upsertSchedule: assertUpsertScheduleRequest,
+  removeSchedule: (request, bounds) => requireId(request?.scheduleId, "scheduleId", bounds),
+  listSchedules: null,
+  getSchedule: lookup("scheduleId"),
+  mintDue: assertMintDueRequest,
+  triggerSchedule: assertTriggerScheduleRequest,
+  cancelJob: assertJobActionRequest,
+  requeueJob: assertJobActionRequest,
+  pauseQueue: assertQueueActionRequest,
+  resumeQueue: assertQueueActionRequest,
+  setConcurrencyLimit: assertSetConcurrencyLimitRequest,
+  listAuditRecords: assertListAuditRequest,
+  getJob: lookup("jobId"),
+  getJobOutput: lookup("jobId"),
+  getJobHistory: lookup("jobId"),
+  listJobs: assertListJobsRequest,
+  countJobs: null,
+  listQueueSettings: null,
+  getDependencies: lookup("jobId"),
+  facetTags: assertFacetRequest,
+  suggestTags: assertSuggestTagsRequest,
+  getWorkflow: lookup("workflowId"),
+  listWorkflows: assertListWorkflowsRequest,
+  purgeTerminal: assertPurgeTerminalRequest,
+  acquireMaintainerLease: assertAcquireMaintainerLeaseRequest,
+  releaseMaintainerLease: assertReleaseMaintainerLeaseRequest,
+  registerObserver: assertRegisterObserverRequest,
+  removeObserver: (request, bounds) => requireId(request?.observerId, "observerId", bounds),
+  claimObserverDeliveries: assertClaimObserverDeliveriesRequest,
+  reportObserverDeliveries: assertReportObserverDeliveriesRequest,
+  getObserver: lookup("observerId"),
+  listObservers: null,
+  listObserverDeadLetters: lookup("observerId"),
+};
+
+/** The operations whose request is an optional page: an omitted one is checked and handed on as `{}`. */
+const PAGED: ReadonlySet<string> = new Set<ForwardedOperation>(["listAuditRecords", "listJobs", "listWorkflows"]);
+
+// The forwarded operations are defined from CHECKS, in the class's static block.
+export interface CheckedJobStore<Operations extends JobStoreOperations = JobStoreOperations> extends Pick<JobStore, ForwardedOperation> {}
 
 /**
  * The checked front of every store: each method runs the contract's check of its request —
@@ -49,24 +110,22 @@ export class CheckedJobStore<Operations extends JobStoreOperations = JobStoreOpe
     this.#bounds = operations.capabilities.bounds;
   }
 
-  migrate(): Promise<MigrateResult> {
-    return this.operations.migrate();
-  }
-
-  close(): Promise<void> {
-    return this.operations.close();
-  }
-
-  // ---- enqueue -------------------------------------------------------------------------------
-
-  async enqueue(request: contract.EnqueueRequest): Promise<readonly contract.EnqueueResult[]> {
-    assertEnqueueRequest(request);
-    return this.operations.enqueue(request);
-  }
-
-  async enqueueWorkflow(request: contract.EnqueueWorkflowRequest): Promise<contract.EnqueueWorkflowResult> {
-    assertEnqueueWorkflowRequest(request);
-    return this.operations.enqueueWorkflow(request);
+  static {
+    type Forward = (request?: unknown) => Promise<unknown>;
+    defineOperations<CheckedJobStore, RequestCheck<never>>(this, CHECKS, (name, check) => {
+      if (check === null) {
+        return function (this: CheckedJobStore) {
+          return (this.operations as unknown as Record<string, Forward>)[name]!();
+        };
+      }
+      const paged = PAGED.has(name);
+      // async: a refused request is a rejected promise, as from the store itself.
+      return async function (this: CheckedJobStore, request: unknown) {
+        const checked = paged && request === undefined ? {} : request;
+        check(checked as never, this.#bounds);
+        return (this.operations as unknown as Record<string, Forward>)[name]!(checked);
+      };
+    });
   }
 
   async enqueueThrough(executor: contract.QueryExecutor, request: contract.EnqueueThroughRequest): Promise<contract.EnqueuedThrough<readonly contract.EnqueueResult[]>> {
@@ -82,208 +141,6 @@ export class CheckedJobStore<Operations extends JobStoreOperations = JobStoreOpe
     const operations = this.#through();
     assertEnqueueWorkflowRequest(request);
     return operations.enqueueWorkflowThrough(executor, request);
-  }
-
-  // ---- execution -----------------------------------------------------------------------------
-
-  async claim(request: contract.ClaimRequest): Promise<contract.ClaimResult> {
-    assertClaimRequest(request, this.#bounds);
-    return this.operations.claim(request);
-  }
-
-  async reportOutcomes(request: contract.ReportOutcomesRequest): Promise<readonly contract.OutcomeResult[]> {
-    assertReportOutcomesRequest(request, this.#bounds);
-    return this.operations.reportOutcomes(request);
-  }
-
-  async heartbeat(request: contract.HeartbeatRequest): Promise<readonly contract.HeartbeatResult[]> {
-    assertHeartbeatRequest(request, this.#bounds);
-    return this.operations.heartbeat(request);
-  }
-
-  async release(request: contract.ReleaseRequest): Promise<readonly contract.ReleaseResult[]> {
-    assertReleaseRequest(request, this.#bounds);
-    return this.operations.release(request);
-  }
-
-  async expireLeases(request: contract.ExpireLeasesRequest): Promise<contract.ExpireLeasesResult> {
-    assertExpireLeasesRequest(request, this.#bounds);
-    return this.operations.expireLeases(request);
-  }
-
-  // ---- schedules -----------------------------------------------------------------------------
-
-  async upsertSchedule(request: contract.UpsertScheduleRequest): Promise<contract.UpsertScheduleResult> {
-    assertUpsertScheduleRequest(request, this.#bounds);
-    return this.operations.upsertSchedule(request);
-  }
-
-  async removeSchedule(request: { readonly scheduleId: string }): Promise<contract.RemoveScheduleResult> {
-    requireId(request?.scheduleId, "scheduleId", this.#bounds);
-    return this.operations.removeSchedule(request);
-  }
-
-  listSchedules(): Promise<readonly contract.ScheduleRecord[]> {
-    return this.operations.listSchedules();
-  }
-
-  async getSchedule(scheduleId: string): Promise<contract.ScheduleWithPayload | null> {
-    assertLookupId(scheduleId, "scheduleId");
-    return this.operations.getSchedule(scheduleId);
-  }
-
-  async mintDue(request: contract.MintDueRequest): Promise<readonly contract.MintResult[]> {
-    assertMintDueRequest(request, this.#bounds);
-    return this.operations.mintDue(request);
-  }
-
-  async triggerSchedule(request: contract.TriggerScheduleRequest): Promise<contract.TriggerScheduleResult> {
-    assertTriggerScheduleRequest(request, this.#bounds);
-    return this.operations.triggerSchedule(request);
-  }
-
-  // ---- operator actions ----------------------------------------------------------------------
-
-  async cancelJob(request: contract.JobActionRequest): Promise<contract.CancelResult> {
-    assertJobActionRequest(request, this.#bounds);
-    return this.operations.cancelJob(request);
-  }
-
-  async requeueJob(request: contract.JobActionRequest): Promise<contract.RequeueResult> {
-    assertJobActionRequest(request, this.#bounds);
-    return this.operations.requeueJob(request);
-  }
-
-  async pauseQueue(request: contract.QueueActionRequest): Promise<contract.QueueActionResult> {
-    assertQueueActionRequest(request, this.#bounds);
-    return this.operations.pauseQueue(request);
-  }
-
-  async resumeQueue(request: contract.QueueActionRequest): Promise<contract.QueueActionResult> {
-    assertQueueActionRequest(request, this.#bounds);
-    return this.operations.resumeQueue(request);
-  }
-
-  async setConcurrencyLimit(request: contract.SetConcurrencyLimitRequest): Promise<contract.QueueActionResult> {
-    assertSetConcurrencyLimitRequest(request, this.#bounds);
-    return this.operations.setConcurrencyLimit(request);
-  }
-
-  async listAuditRecords(request: contract.ListAuditRequest = {}): Promise<contract.AuditPage> {
-    assertListAuditRequest(request);
-    return this.operations.listAuditRecords(request);
-  }
-
-  // ---- monitoring reads ----------------------------------------------------------------------
-
-  async getJob(jobId: string): Promise<contract.JobRecord | null> {
-    assertLookupId(jobId, "jobId");
-    return this.operations.getJob(jobId);
-  }
-
-  async getJobOutput(jobId: string): Promise<string | null> {
-    assertLookupId(jobId, "jobId");
-    return this.operations.getJobOutput(jobId);
-  }
-
-  async getJobHistory(jobId: string): Promise<readonly contract.TransitionRecord[]> {
-    assertLookupId(jobId, "jobId");
-    return this.operations.getJobHistory(jobId);
-  }
-
-  async listJobs(request: contract.ListJobsRequest = {}): Promise<contract.JobPage> {
-    assertListJobsRequest(request, this.#bounds);
-    return this.operations.listJobs(request);
-  }
-
-  countJobs(): Promise<readonly contract.JobCount[]> {
-    return this.operations.countJobs();
-  }
-
-  listQueueSettings(): Promise<readonly contract.QueueSettings[]> {
-    return this.operations.listQueueSettings();
-  }
-
-  async getDependencies(jobId: string): Promise<contract.DependencyEdges | null> {
-    assertLookupId(jobId, "jobId");
-    return this.operations.getDependencies(jobId);
-  }
-
-  async facetTags(request: contract.FacetRequest): Promise<readonly contract.FacetValue[]> {
-    assertFacetRequest(request, this.#bounds);
-    return this.operations.facetTags(request);
-  }
-
-  async suggestTags(request: contract.SuggestTagsRequest): Promise<contract.TagSuggestionPage> {
-    assertSuggestTagsRequest(request);
-    return this.operations.suggestTags(request);
-  }
-
-  // ---- workflows -----------------------------------------------------------------------------
-
-  async getWorkflow(workflowId: string): Promise<contract.WorkflowRecord | null> {
-    assertLookupId(workflowId, "workflowId");
-    return this.operations.getWorkflow(workflowId);
-  }
-
-  async listWorkflows(request: contract.ListWorkflowsRequest = {}): Promise<contract.WorkflowPage> {
-    assertListWorkflowsRequest(request);
-    return this.operations.listWorkflows(request);
-  }
-
-  // ---- retention -----------------------------------------------------------------------------
-
-  async purgeTerminal(request: contract.PurgeTerminalRequest): Promise<contract.PurgeTerminalResult> {
-    assertPurgeTerminalRequest(request);
-    return this.operations.purgeTerminal(request);
-  }
-
-  // ---- the maintainer lease ---------------------------------------------------------------------
-
-  async acquireMaintainerLease(request: contract.AcquireMaintainerLeaseRequest): Promise<contract.AcquireMaintainerLeaseResult> {
-    assertAcquireMaintainerLeaseRequest(request, this.#bounds);
-    return this.operations.acquireMaintainerLease(request);
-  }
-
-  async releaseMaintainerLease(request: contract.ReleaseMaintainerLeaseRequest): Promise<contract.ReleaseMaintainerLeaseResult> {
-    assertReleaseMaintainerLeaseRequest(request, this.#bounds);
-    return this.operations.releaseMaintainerLease(request);
-  }
-
-  // ---- observers -----------------------------------------------------------------------------
-
-  async registerObserver(request: contract.RegisterObserverRequest): Promise<contract.RegisterObserverResult> {
-    assertRegisterObserverRequest(request, this.#bounds);
-    return this.operations.registerObserver(request);
-  }
-
-  async removeObserver(request: { readonly observerId: string }): Promise<{ readonly status: "removed" | "notFound" }> {
-    requireId(request?.observerId, "observerId", this.#bounds);
-    return this.operations.removeObserver(request);
-  }
-
-  async claimObserverDeliveries(request: contract.ClaimObserverDeliveriesRequest): Promise<contract.ClaimObserverDeliveriesResult> {
-    assertClaimObserverDeliveriesRequest(request, this.#bounds);
-    return this.operations.claimObserverDeliveries(request);
-  }
-
-  async reportObserverDeliveries(request: contract.ReportObserverDeliveriesRequest): Promise<contract.ReportObserverDeliveriesResult> {
-    assertReportObserverDeliveriesRequest(request, this.#bounds);
-    return this.operations.reportObserverDeliveries(request);
-  }
-
-  async getObserver(observerId: string): Promise<contract.ObserverStatus | null> {
-    assertLookupId(observerId, "observerId");
-    return this.operations.getObserver(observerId);
-  }
-
-  listObservers(): Promise<readonly contract.ObserverStatus[]> {
-    return this.operations.listObservers();
-  }
-
-  async listObserverDeadLetters(observerId: string): Promise<readonly contract.ObserverDeadLetter[]> {
-    assertLookupId(observerId, "observerId");
-    return this.operations.listObserverDeadLetters(observerId);
   }
 
   // ---- optional capabilities -----------------------------------------------------------------

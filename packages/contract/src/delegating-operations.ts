@@ -27,6 +27,15 @@ export const DELEGATED_OPERATIONS = [
 
 export type DelegatedOperationName = (typeof DELEGATED_OPERATIONS)[number];
 
+/** Every operation of the contract, by name: all of {@link JobStoreOperations} but `capabilities`. */
+export type OperationName = Exclude<keyof JobStoreOperations, "capabilities">;
+
+/** The request (the first argument) of operation `K`; `undefined` for one that takes none. */
+export type OperationRequest<K extends OperationName> = Parameters<NonNullable<JobStoreOperations[K]>>[0];
+
+/** What operation `K` resolves to. */
+export type OperationAnswer<K extends OperationName> = Awaited<ReturnType<NonNullable<JobStoreOperations[K]>>>;
+
 /** The delegated operations, as the store offers them to its checked front. */
 export type DelegatedOperations = Required<Pick<JobStoreOperations, DelegatedOperationName>>;
 
@@ -59,4 +68,24 @@ export abstract class DelegatingOperations<Ctx> {
 
   /** Runs one operation on the store's context, once the store is open and its schema checked. */
   protected abstract run<T>(operation: (ctx: Ctx) => Promise<T>): Promise<T>;
+}
+
+/**
+ * Defines on `target`'s prototype one method per entry of `table`, made by `method(name, entry)`:
+ * for a class whose operations are each the same call around an entry of a table (the checked
+ * front's check, a store's function of its state). Each is what a method written in the class
+ * body would be — on the prototype, not enumerable, named, overridable by a subclass — so the
+ * class declares them through an interface of the same name. Call it from the class's `static`
+ * block: methods made there may read the class's private fields.
+ */
+export function defineOperations<This, Entry>(
+  target: abstract new (...args: never[]) => This,
+  table: { readonly [name: string]: Entry },
+  method: (name: string, entry: Entry) => (this: This, ...args: never[]) => unknown,
+): void {
+  for (const [name, entry] of Object.entries(table)) {
+    const value = method(name, entry);
+    Object.defineProperty(value, "name", { value: name });
+    Object.defineProperty(target.prototype, name, { value, writable: true, configurable: true });
+  }
 }

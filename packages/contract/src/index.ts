@@ -6,8 +6,10 @@ export type { JobStore, StoreCapabilities, HintListener, StepHook, MigrateResult
 
 export { CheckedJobStore, checkedJobStore } from "./checked-store.js";
 export type { JobStoreOperations } from "./checked-store.js";
-export { DelegatingOperations, DELEGATED_OPERATIONS } from "./delegating-operations.js";
-export type { DelegatedOperationName, DelegatedOperations, OperationFunctions } from "./delegating-operations.js";
+export { DelegatingOperations, DELEGATED_OPERATIONS, defineOperations } from "./delegating-operations.js";
+export type {
+  DelegatedOperationName, DelegatedOperations, OperationFunctions, OperationName, OperationRequest, OperationAnswer,
+} from "./delegating-operations.js";
 
 export type {
   QueryRow,
@@ -19,6 +21,7 @@ export type {
 } from "./through.js";
 
 export { Mutex } from "./mutex.js";
+export { Listeners } from "./listeners.js";
 export { RandomSource, SeededRandom, hashText32, seededUnit } from "./random.js";
 export { encodeTags, decodeTags, encodeIds, decodeIds, encodeRetry, decodeRetry } from "./row-encodings.js";
 

@@ -1,5 +1,5 @@
 import {
-  CheckedPromiseStore, Mutex, type MigrateResult, type PromiseBackend, type PromiseFrontOptions, type PromiseReader,
+  CheckedPromiseStore, Listeners, Mutex, type MigrateResult, type PromiseBackend, type PromiseFrontOptions, type PromiseReader,
   type PromiseTransaction, type StepHook, StoreClosedError,
 } from "@belay/contract";
 import { applyPromiseEffects, loadPromiseRows } from "./ops/promise-rows.js";
@@ -13,7 +13,7 @@ class MemoryPromiseBackend implements PromiseBackend {
   readonly stepHook = true;
   readonly #state = new PromiseState();
   readonly #mutex = new Mutex();
-  readonly #outboxListeners = new Set<() => void>();
+  readonly #outboxListeners = new Listeners();
   #hook: StepHook | null = null;
   #closed = false;
 
@@ -54,7 +54,7 @@ class MemoryPromiseBackend implements PromiseBackend {
       try {
         const result = await work(tx);
         await undo.step("commit");
-        if (wroteOutbox) this.#announceOutbox();
+        if (wroteOutbox) this.#outboxListeners.announce();
         return result;
       } catch (error) {
         undo.rollback();
@@ -69,18 +69,7 @@ class MemoryPromiseBackend implements PromiseBackend {
 
   subscribeOutbox(listener: () => void): () => void {
     this.#assertOpen();
-    this.#outboxListeners.add(listener);
-    return () => void this.#outboxListeners.delete(listener);
-  }
-
-  #announceOutbox(): void {
-    for (const listener of [...this.#outboxListeners]) {
-      try {
-        listener();
-      } catch {
-        // A listener's failure is its own: the write has committed.
-      }
-    }
+    return this.#outboxListeners.subscribe(listener);
   }
 
   read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T> {

@@ -1,30 +1,20 @@
-import type { HintListener } from "@belay/contract";
+import { type HintListener, Listeners } from "@belay/contract";
 
 /**
  * The wake-up hint listeners of one store instance. Hints are in-process and lossy: listeners
  * hear about this instance's own commits only, and other processes find the work by polling.
  */
 export class Hints {
-  readonly #listeners = new Set<HintListener>();
+  readonly #listeners = new Listeners<[queue: string]>();
 
   /** Adds `listener`; the returned function removes it. */
   subscribe(listener: HintListener): () => void {
-    this.#listeners.add(listener);
-    return () => void this.#listeners.delete(listener);
+    return this.#listeners.subscribe(listener);
   }
 
   /** Tells every listener about each of `queues`; call only after the work committed. */
   announce(queues: Iterable<string>): void {
-    for (const queue of queues) {
-      // A copy: a listener may unsubscribe itself while being told.
-      for (const listener of [...this.#listeners]) {
-        try {
-          listener(queue);
-        } catch {
-          // A listener's failure is its own; hints are advisory and the write has committed.
-        }
-      }
-    }
+    for (const queue of queues) this.#listeners.announce(queue);
   }
 
   /** Drops every listener (the store closed). */

@@ -1,26 +1,29 @@
 import type * as contract from "@belay/contract";
-import { Mutex, StoreClosedError, resolveBounds } from "@belay/contract";
+import { type OperationAnswer, type OperationName, type OperationRequest, defineOperations, resolveBounds } from "@belay/contract";
 import { type CallerExecutor, CallerTransactions } from "./caller-transaction.js";
-import { type Connection, Statements, asStoreError, openConnection } from "./connection.js";
+import { Statements, asStoreError, openConnection } from "./connection.js";
 import { Hints } from "./hints.js";
 import { type Io, onStatements } from "./io.js";
-import { assertSchema, migrate } from "./migrate.js";
+import { LockedConnection } from "./locked-connection.js";
+import { JOB_SURFACE } from "./migrate.js";
 import { listAuditRecords } from "./sql/audit.js";
 import { claim } from "./sql/claim.js";
 import { enqueue } from "./sql/enqueue.js";
 import { expireLeases, heartbeat, release } from "./sql/leases.js";
 import { acquireMaintainerLease, releaseMaintainerLease } from "./sql/maintainer.js";
-import * as observers from "./sql/observers.js";
-import * as operator from "./sql/operator.js";
+import {
+  claimObserverDeliveries, getObserver, listObserverDeadLetters, listObservers, registerObserver, removeObserver, reportObserverDeliveries,
+} from "./sql/observers.js";
+import { cancelJob, listQueueSettings, pauseQueue, requeueJob, resumeQueue, setConcurrencyLimit } from "./sql/operator.js";
 import { reportOutcomes } from "./sql/outcomes.js";
 import { countJobs, getDependencies, getJob, getJobHistory, getJobOutput, listJobs } from "./sql/reads.js";
 import { purgeTerminal } from "./sql/retention.js";
-import * as schedules from "./sql/schedules.js";
+import { getSchedule, listSchedules, mintDue, removeSchedule, triggerSchedule, upsertSchedule } from "./sql/schedules.js";
 import { facetTags, suggestTags } from "./sql/tags.js";
 import { enqueueWorkflow, getWorkflow, listWorkflows } from "./sql/workflows.js";
 import { type ResolvedSqliteStoreConfig, type SqliteStoreConfig, resolveSqliteStoreConfig } from "./sqlite-store-config.js";
-import { type Tables, tablesFor } from "./tables.js";
-import { type IoContext, type OpContext, type ReadContext, type Steps, TransactionRunner } from "./transaction.js";
+import { tablesFor } from "./tables.js";
+import type { IoContext, OpContext, ReadContext, Steps } from "./transaction.js";
 
 type Write<R, T> = (ctx: OpContext, request: R) => Steps<T>;
 type IoWrite<R, T> = (ctx: IoContext, request: R) => Io<T>;
@@ -28,6 +31,27 @@ type Read<R, T> = (ctx: ReadContext, request: R) => T;
 
 const keepEnqueue = (results: readonly contract.EnqueueResult[]): boolean => !results.some((r) => r.status === "rejected");
 const keepWorkflow = (result: contract.EnqueueWorkflowResult): boolean => result.status === "created";
+
+/** The operations that are one write transaction of their `sql/` function. */
+const WRITES = {
+  claim, reportOutcomes, heartbeat, release, expireLeases, upsertSchedule, removeSchedule, mintDue, triggerSchedule,
+  cancelJob, requeueJob, pauseQueue, resumeQueue, setConcurrencyLimit, purgeTerminal, acquireMaintainerLease,
+  releaseMaintainerLease, registerObserver, removeObserver, claimObserverDeliveries, reportObserverDeliveries,
+} satisfies { readonly [K in OperationName]?: Write<OperationRequest<K>, OperationAnswer<K>> };
+
+type Reads = { readonly [K in OperationName]?: Read<Exclude<OperationRequest<K>, undefined>, OperationAnswer<K>> };
+
+/** The operations that are one statement (one statement is one snapshot). */
+const READS = {
+  listSchedules, getSchedule, listAuditRecords, getJob, getJobOutput, getJobHistory, listJobs, countJobs, listQueueSettings,
+  facetTags, listObserverDeadLetters,
+} satisfies Reads;
+
+/** The reads of several statements, run in one read transaction so that they see one snapshot. */
+const SNAPSHOTS = { getDependencies, suggestTags, getWorkflow, listWorkflows, getObserver, listObservers } satisfies Reads;
+
+// The operations of WRITES, READS and SNAPSHOTS are defined from them, in the class's static block.
+export interface SqliteOperations extends Pick<contract.JobStoreOperations, keyof typeof WRITES | keyof typeof READS | keyof typeof SNAPSHOTS> {}
 
 /**
  * The Storage Contract's operations on one SQLite connection, behind `SqliteStore`'s checked
@@ -41,28 +65,21 @@ export class SqliteOperations implements contract.JobStoreOperations {
   readonly path: string;
   readonly #config: ResolvedSqliteStoreConfig;
   readonly #bounds: Readonly<contract.Bounds>;
-  readonly #tables: Tables;
-  readonly #db: Connection;
+  readonly #conn: LockedConnection;
   readonly #reads: ReadContext;
-  readonly #runner: TransactionRunner;
-  // better-sqlite3 is synchronous, but the step hook may park a write inside its transaction:
-  // the lock keeps every other operation of the instance off the connection until it ends.
-  readonly #mutex = new Mutex();
   readonly #hints = new Hints();
   readonly #callers: CallerTransactions;
   #hook: contract.StepHook | null = null;
-  #schemaChecked = false;
-  #closed = false;
 
   constructor(config: SqliteStoreConfig) {
     this.#config = resolveSqliteStoreConfig(config);
     this.#bounds = resolveBounds(config.bounds);
     this.path = this.#config.path;
-    this.#tables = tablesFor(this.#config.tablePrefix);
-    this.#db = openConnection(this.#config);
-    this.#reads = Object.freeze({ q: new Statements(this.#db, this.#tables), bounds: this.#bounds });
-    this.#callers = new CallerTransactions(this.#db, this.#tables);
-    this.#runner = new TransactionRunner(this.#db, this.#config.busyTimeoutMs);
+    const tables = tablesFor(this.#config.tablePrefix);
+    const db = openConnection(this.#config);
+    this.#conn = new LockedConnection(db, tables, this.#config.busyTimeoutMs, JOB_SURFACE, `${this.path} (tables ${tables.prefix}*)`);
+    this.#reads = Object.freeze({ q: new Statements(db, tables), bounds: this.#bounds });
+    this.#callers = new CallerTransactions(db, tables);
     this.capabilities = Object.freeze({
       name: "sqlite",
       transactionalEnqueue: true,
@@ -74,28 +91,33 @@ export class SqliteOperations implements contract.JobStoreOperations {
     });
   }
 
+  static {
+    defineOperations<SqliteOperations, Write<never, unknown>>(this, WRITES, (name, op) =>
+      function (this: SqliteOperations, request: never) {
+        return this.#write(name, op, request);
+      });
+    defineOperations<SqliteOperations, Read<never, unknown>>(this, READS, (_name, op) =>
+      function (this: SqliteOperations, argument: never) {
+        return this.#read(op, argument);
+      });
+    defineOperations<SqliteOperations, Read<never, unknown>>(this, SNAPSHOTS, (_name, op) =>
+      function (this: SqliteOperations, argument: never) {
+        return this.#snapshot(op, argument);
+      });
+  }
+
   /** See `JobStore.setStepHook`: a returned promise parks the write holding the file's write lock. */
   setStepHook(hook: contract.StepHook | null): void {
     this.#hook = hook;
   }
 
-  async migrate(): Promise<contract.MigrateResult> {
-    this.#assertOpen();
-    return this.#mutex.run(async () => {
-      this.#assertConnected();
-      const result = await migrate(this.#db, this.#runner, this.#tables);
-      this.#schemaChecked = true;
-      return result;
-    });
+  migrate(): Promise<contract.MigrateResult> {
+    return this.#conn.migrate();
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+  close(): Promise<void> {
     this.#hints.clear();
-    await this.#mutex.run(() => {
-      if (this.#db.open) this.#db.close();
-    });
+    return this.#conn.close();
   }
 
   /**
@@ -104,7 +126,7 @@ export class SqliteOperations implements contract.JobStoreOperations {
    * only and lossy; other processes find the work by polling.
    */
   subscribeHints(listener: contract.HintListener): () => void {
-    this.#assertOpen();
+    this.#conn.assertOpen();
     return this.#hints.subscribe(listener);
   }
 
@@ -140,199 +162,13 @@ export class SqliteOperations implements contract.JobStoreOperations {
     return this.#through(executor, "enqueueWorkflow", enqueueWorkflow, request, keepWorkflow);
   }
 
-  // ---- execution -----------------------------------------------------------------------------
-
-  claim(request: contract.ClaimRequest): Promise<contract.ClaimResult> {
-    return this.#write("claim", claim, request);
-  }
-
-  reportOutcomes(request: contract.ReportOutcomesRequest): Promise<readonly contract.OutcomeResult[]> {
-    return this.#write("reportOutcomes", reportOutcomes, request);
-  }
-
-  heartbeat(request: contract.HeartbeatRequest): Promise<readonly contract.HeartbeatResult[]> {
-    return this.#write("heartbeat", heartbeat, request);
-  }
-
-  release(request: contract.ReleaseRequest): Promise<readonly contract.ReleaseResult[]> {
-    return this.#write("release", release, request);
-  }
-
-  expireLeases(request: contract.ExpireLeasesRequest): Promise<contract.ExpireLeasesResult> {
-    return this.#write("expireLeases", expireLeases, request);
-  }
-
-  // ---- schedules -----------------------------------------------------------------------------
-
-  upsertSchedule(request: contract.UpsertScheduleRequest): Promise<contract.UpsertScheduleResult> {
-    return this.#write("upsertSchedule", schedules.upsertSchedule, request);
-  }
-
-  removeSchedule(request: { readonly scheduleId: string }): Promise<contract.RemoveScheduleResult> {
-    return this.#write("removeSchedule", schedules.removeSchedule, request);
-  }
-
-  listSchedules(): Promise<readonly contract.ScheduleRecord[]> {
-    return this.#read(schedules.listSchedules);
-  }
-
-  getSchedule(scheduleId: string): Promise<contract.ScheduleWithPayload | null> {
-    return this.#read(schedules.getSchedule, scheduleId);
-  }
-
-  mintDue(request: contract.MintDueRequest): Promise<readonly contract.MintResult[]> {
-    return this.#write("mintDue", schedules.mintDue, request);
-  }
-
-  triggerSchedule(request: contract.TriggerScheduleRequest): Promise<contract.TriggerScheduleResult> {
-    return this.#write("triggerSchedule", schedules.triggerSchedule, request);
-  }
-
-  // ---- operator actions ----------------------------------------------------------------------
-
-  cancelJob(request: contract.JobActionRequest): Promise<contract.CancelResult> {
-    return this.#write("cancelJob", operator.cancelJob, request);
-  }
-
-  requeueJob(request: contract.JobActionRequest): Promise<contract.RequeueResult> {
-    return this.#write("requeueJob", operator.requeueJob, request);
-  }
-
-  pauseQueue(request: contract.QueueActionRequest): Promise<contract.QueueActionResult> {
-    return this.#write("pauseQueue", operator.pauseQueue, request);
-  }
-
-  resumeQueue(request: contract.QueueActionRequest): Promise<contract.QueueActionResult> {
-    return this.#write("resumeQueue", operator.resumeQueue, request);
-  }
-
-  setConcurrencyLimit(request: contract.SetConcurrencyLimitRequest): Promise<contract.QueueActionResult> {
-    return this.#write("setConcurrencyLimit", operator.setConcurrencyLimit, request);
-  }
-
-  listAuditRecords(request: contract.ListAuditRequest): Promise<contract.AuditPage> {
-    return this.#read(listAuditRecords, request);
-  }
-
-  // ---- monitoring reads ----------------------------------------------------------------------
-
-  getJob(jobId: string): Promise<contract.JobRecord | null> {
-    return this.#read(getJob, jobId);
-  }
-
-  getJobOutput(jobId: string): Promise<string | null> {
-    return this.#read(getJobOutput, jobId);
-  }
-
-  getJobHistory(jobId: string): Promise<readonly contract.TransitionRecord[]> {
-    return this.#read(getJobHistory, jobId);
-  }
-
-  listJobs(request: contract.ListJobsRequest): Promise<contract.JobPage> {
-    return this.#read(listJobs, request);
-  }
-
-  countJobs(): Promise<readonly contract.JobCount[]> {
-    return this.#read(countJobs);
-  }
-
-  listQueueSettings(): Promise<readonly contract.QueueSettings[]> {
-    return this.#read(operator.listQueueSettings);
-  }
-
-  getDependencies(jobId: string): Promise<contract.DependencyEdges | null> {
-    return this.#snapshot(getDependencies, jobId);
-  }
-
-  facetTags(request: contract.FacetRequest): Promise<readonly contract.FacetValue[]> {
-    return this.#read(facetTags, request);
-  }
-
-  suggestTags(request: contract.SuggestTagsRequest): Promise<contract.TagSuggestionPage> {
-    return this.#snapshot(suggestTags, request);
-  }
-
-  // ---- workflows -----------------------------------------------------------------------------
-
-  getWorkflow(workflowId: string): Promise<contract.WorkflowRecord | null> {
-    return this.#snapshot(getWorkflow, workflowId);
-  }
-
-  listWorkflows(request: contract.ListWorkflowsRequest): Promise<contract.WorkflowPage> {
-    return this.#snapshot(listWorkflows, request);
-  }
-
-  // ---- retention -----------------------------------------------------------------------------
-
-  purgeTerminal(request: contract.PurgeTerminalRequest): Promise<contract.PurgeTerminalResult> {
-    return this.#write("purgeTerminal", purgeTerminal, request);
-  }
-
-  // ---- the maintainer lease ----------------------------------------------------------------------
-
-  acquireMaintainerLease(request: contract.AcquireMaintainerLeaseRequest): Promise<contract.AcquireMaintainerLeaseResult> {
-    return this.#write("acquireMaintainerLease", acquireMaintainerLease, request);
-  }
-
-  releaseMaintainerLease(request: contract.ReleaseMaintainerLeaseRequest): Promise<contract.ReleaseMaintainerLeaseResult> {
-    return this.#write("releaseMaintainerLease", releaseMaintainerLease, request);
-  }
-
-  // ---- observers -----------------------------------------------------------------------------
-
-  registerObserver(request: contract.RegisterObserverRequest): Promise<contract.RegisterObserverResult> {
-    return this.#write("registerObserver", observers.registerObserver, request);
-  }
-
-  removeObserver(request: { readonly observerId: string }): Promise<{ readonly status: "removed" | "notFound" }> {
-    return this.#write("removeObserver", observers.removeObserver, request);
-  }
-
-  claimObserverDeliveries(request: contract.ClaimObserverDeliveriesRequest): Promise<contract.ClaimObserverDeliveriesResult> {
-    return this.#write("claimObserverDeliveries", observers.claimObserverDeliveries, request);
-  }
-
-  reportObserverDeliveries(request: contract.ReportObserverDeliveriesRequest): Promise<contract.ReportObserverDeliveriesResult> {
-    return this.#write("reportObserverDeliveries", observers.reportObserverDeliveries, request);
-  }
-
-  getObserver(observerId: string): Promise<contract.ObserverStatus | null> {
-    return this.#snapshot(observers.getObserver, observerId);
-  }
-
-  listObservers(): Promise<readonly contract.ObserverStatus[]> {
-    return this.#snapshot(observers.listObservers);
-  }
-
-  listObserverDeadLetters(observerId: string): Promise<readonly contract.ObserverDeadLetter[]> {
-    return this.#read(observers.listObserverDeadLetters, observerId);
-  }
-
   // ---- internals -----------------------------------------------------------------------------
 
-  #assertOpen(): void {
-    if (this.#closed) throw new StoreClosedError();
-  }
-
-  /** Inside the lock: the connection is still open (a close queued behind earlier work closes it). */
-  #assertConnected(): void {
-    if (!this.#db.open) throw new StoreClosedError();
-  }
-
-  #assertSchema(): void {
-    if (this.#schemaChecked) return;
-    assertSchema(this.#db, this.#tables, `${this.path} (tables ${this.#tables.prefix}*)`);
-    this.#schemaChecked = true;
-  }
-
   /** Runs a write as one transaction under the store's lock, then sends the hints it noted. */
-  async #write<R, T>(operation: string, op: Write<R, T>, request: R): Promise<T> {
-    this.#assertOpen();
-    return this.#mutex.run(async () => {
-      this.#assertConnected();
-      this.#assertSchema();
+  #write<R, T>(operation: string, op: Write<R, T>, request: R): Promise<T> {
+    return this.#conn.run(async () => {
       const ctx: OpContext = { q: this.#reads.q, bounds: this.#bounds, history: this.#config.historyPolicy, hinted: new Set() };
-      const result = await this.#runner.write(operation, this.#hook, () => op(ctx, request));
+      const result = await this.#conn.runner.write(operation, this.#hook, () => op(ctx, request));
       this.#hints.announce(ctx.hinted!);
       return result;
     });
@@ -344,13 +180,10 @@ export class SqliteOperations implements contract.JobStoreOperations {
   }
 
   /** Runs a read of one statement (one statement is one snapshot) under the store's lock. */
-  async #read<R, T>(op: Read<R, T>, request?: R): Promise<T> {
-    this.#assertOpen();
-    return this.#mutex.run(() => {
-      this.#assertConnected();
-      this.#assertSchema();
+  #read<R, T>(op: Read<R, T>, request: R): Promise<T> {
+    return this.#conn.run(() => {
       try {
-        return op(this.#reads, request as R);
+        return op(this.#reads, request);
       } catch (error) {
         throw asStoreError(error);
       }
@@ -358,13 +191,8 @@ export class SqliteOperations implements contract.JobStoreOperations {
   }
 
   /** Runs a read of several statements in one read transaction, so they see one snapshot. */
-  async #snapshot<R, T>(op: Read<R, T>, request?: R): Promise<T> {
-    this.#assertOpen();
-    return this.#mutex.run(() => {
-      this.#assertConnected();
-      this.#assertSchema();
-      return this.#runner.read(() => op(this.#reads, request as R));
-    });
+  #snapshot<R, T>(op: Read<R, T>, request: R): Promise<T> {
+    return this.#conn.run(() => this.#conn.runner.read(() => op(this.#reads, request)));
   }
 
   /**
@@ -373,7 +201,7 @@ export class SqliteOperations implements contract.JobStoreOperations {
    * inside. Nothing of the store's own connection is involved: it needs neither the lock nor a BEGIN.
    */
   #onConnection(tx: unknown): CallerExecutor {
-    this.#assertOpen();
+    this.#conn.assertOpen();
     return this.#callers.onConnection(tx);
   }
 
@@ -385,7 +213,7 @@ export class SqliteOperations implements contract.JobStoreOperations {
     request: R,
     keep: (result: T) => boolean,
   ): Promise<contract.EnqueuedThrough<T>> {
-    this.#assertOpen();
+    this.#conn.assertOpen();
     return this.#inCaller(await this.#callers.through(executor), operation, op, request, keep);
   }
 
@@ -397,7 +225,7 @@ export class SqliteOperations implements contract.JobStoreOperations {
     request: R,
     keep: (result: T) => boolean,
   ): Promise<contract.EnqueuedThrough<T>> {
-    this.#assertSchema();
+    this.#conn.assertSchema();
     const ctx: IoContext = { bounds: this.#bounds, history: this.#config.historyPolicy, hinted: new Set() };
     const step = (name: string) => this.#hook?.({ operation, step: name });
     const result = await this.#callers.run(executor, op(ctx, request), keep, step);

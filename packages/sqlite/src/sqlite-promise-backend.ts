@@ -1,14 +1,11 @@
-import {
-  type MigrateResult, Mutex, type PromiseBackend, type PromiseReader, type PromiseTransaction, type StepHook, StoreClosedError,
-  TransientStoreError,
-} from "@belay/contract";
-import { type Connection, Statements, openConnection } from "./connection.js";
-import { PROMISE_SURFACE, assertSchema, migrate } from "./migrate.js";
+import { Listeners, type MigrateResult, type PromiseBackend, type PromiseReader, type PromiseTransaction, type StepHook, TransientStoreError } from "@belay/contract";
+import { Statements, openConnection } from "./connection.js";
+import { LockedConnection } from "./locked-connection.js";
+import { PROMISE_SURFACE } from "./migrate.js";
 import { InsertConflict, type PromiseContext, applyPromiseEffects, loadPromiseRows } from "./sql/promise-rows.js";
 import { acknowledgeOutbox, dueTimers, promiseReader, releaseOutbox, resetPromises, takeOutbox } from "./sql/promise-scans.js";
 import { type ResolvedSqlitePromiseStoreConfig, resolveSqlitePromiseStoreConfig, type SqlitePromiseStoreConfig } from "./sqlite-promise-store-config.js";
-import { type Tables, tablesFor } from "./tables.js";
-import { TransactionRunner } from "./transaction.js";
+import { tablesFor } from "./tables.js";
 
 /** How many times an operation runs when its inserts keep finding rows it saw absent. */
 const MAX_RUNS = 3;
@@ -42,62 +39,44 @@ export class SqlitePromiseBackend implements PromiseBackend {
   /** The database file, as given. */
   readonly path: string;
   readonly config: ResolvedSqlitePromiseStoreConfig;
-  readonly #tables: Tables;
-  readonly #db: Connection;
-  readonly #q: Statements;
-  readonly #runner: TransactionRunner;
   // The front awaits between the loads and writes of one transaction, and the step hook may park
-  // it: the lock keeps every other operation of the instance off the connection until it ends.
-  readonly #mutex = new Mutex();
-  readonly #outboxListeners = new Set<() => void>();
+  // it: the connection's lock keeps every other operation of the instance off it until it ends.
+  readonly #conn: LockedConnection;
+  readonly #q: Statements;
+  readonly #outboxListeners = new Listeners();
   #hook: StepHook | null = null;
-  #schemaChecked = false;
-  #closed = false;
 
   constructor(config: SqlitePromiseStoreConfig) {
     this.config = resolveSqlitePromiseStoreConfig(config);
     this.path = this.config.path;
-    this.#tables = tablesFor(this.config.tablePrefix);
-    this.#db = openConnection(this.config);
+    const tables = tablesFor(this.config.tablePrefix);
+    const db = openConnection(this.config);
     try {
-      this.#db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-      this.#db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
+      db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+      db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
     } catch (error) {
-      this.#db.close();
+      db.close();
       throw error;
     }
-    this.#q = new Statements(this.#db, this.#tables);
-    this.#runner = new TransactionRunner(this.#db, this.config.busyTimeoutMs);
+    this.#conn = new LockedConnection(db, tables, this.config.busyTimeoutMs, PROMISE_SURFACE, `${this.path} (promise tables ${tables.prefix}*)`);
+    this.#q = new Statements(db, tables);
   }
 
   setStepHook(hook: StepHook | null): void {
     this.#hook = hook;
   }
 
-  async migrate(): Promise<MigrateResult> {
-    this.#assertOpen();
-    return this.#mutex.run(async () => {
-      this.#assertConnected();
-      const result = await migrate(this.#db, this.#runner, this.#tables, PROMISE_SURFACE);
-      this.#schemaChecked = true;
-      return result;
-    });
+  migrate(): Promise<MigrateResult> {
+    return this.#conn.migrate();
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+  close(): Promise<void> {
     this.#outboxListeners.clear();
-    await this.#mutex.run(() => {
-      if (this.#db.open) this.#db.close();
-    });
+    return this.#conn.close();
   }
 
   async transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T> {
-    this.#assertOpen();
-    const { result, wroteOutbox } = await this.#mutex.run(async () => {
-      this.#assertConnected();
-      this.#assertSchema();
+    const { result, wroteOutbox } = await this.#conn.run(async () => {
       const hook = this.#hook;
       const ctx: PromiseContext = {
         q: this.#q,
@@ -124,7 +103,7 @@ export class SqlitePromiseBackend implements PromiseBackend {
       for (let run = 1; ; run++) {
         wrote = false;
         try {
-          const result = await this.#runner.writeAsync(operation, hook, () => work(tx));
+          const result = await this.#conn.runner.writeAsync(operation, hook, () => work(tx));
           return { result, wroteOutbox: wrote };
         } catch (error) {
           // A row the machine saw absent exists: the operation runs again from its loads (rolled
@@ -137,58 +116,22 @@ export class SqlitePromiseBackend implements PromiseBackend {
       }
     });
     // Committed: tell the listeners, outside the lock (a listener may call the store at once).
-    if (wroteOutbox) this.#announceOutbox();
+    if (wroteOutbox) this.#outboxListeners.announce();
     return result;
   }
 
   /** Reads the promise schema's version afresh (not the check cached at the first operation): the file answers and the tables are there. */
-  async ping(): Promise<void> {
-    this.#assertOpen();
-    await this.#mutex.run(() => {
-      this.#assertConnected();
-      assertSchema(this.#db, this.#tables, `${this.path} (promise tables ${this.#tables.prefix}*)`, PROMISE_SURFACE);
-    });
+  ping(): Promise<void> {
+    return this.#conn.ping();
   }
 
   /** In-process and lossy: `listener` hears of this instance's commits that wrote outbox messages. */
   subscribeOutbox(listener: () => void): () => void {
-    this.#assertOpen();
-    this.#outboxListeners.add(listener);
-    return () => void this.#outboxListeners.delete(listener);
+    this.#conn.assertOpen();
+    return this.#outboxListeners.subscribe(listener);
   }
 
-  #announceOutbox(): void {
-    // A copy: a listener may unsubscribe itself while being told.
-    for (const listener of [...this.#outboxListeners]) {
-      try {
-        listener();
-      } catch {
-        // A listener's failure is its own: the write has committed.
-      }
-    }
-  }
-
-  async read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T> {
-    this.#assertOpen();
-    return this.#mutex.run(() => {
-      this.#assertConnected();
-      this.#assertSchema();
-      return this.#runner.readAsync(() => work(promiseReader(this.#q)));
-    });
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new StoreClosedError();
-  }
-
-  /** Inside the lock: the connection is still open (a close queued behind earlier work closes it). */
-  #assertConnected(): void {
-    if (!this.#db.open) throw new StoreClosedError();
-  }
-
-  #assertSchema(): void {
-    if (this.#schemaChecked) return;
-    assertSchema(this.#db, this.#tables, `${this.path} (promise tables ${this.#tables.prefix}*)`, PROMISE_SURFACE);
-    this.#schemaChecked = true;
+  read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T> {
+    return this.#conn.run(() => this.#conn.runner.readAsync(() => work(promiseReader(this.#q))));
   }
 }

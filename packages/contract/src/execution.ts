@@ -1,5 +1,5 @@
 import type { Rejection } from "./errors.js";
-import type { DependencyMode, Instant, JobState, RetryDisposition, Tag } from "./job.js";
+import type { Instant, JobRecord, JobState, RetryDisposition, Tag } from "./job.js";
 
 // ---- claim ---------------------------------------------------------------------------------
 
@@ -14,28 +14,18 @@ export interface ClaimRequest {
   readonly now: Instant;
 }
 
-/** A claimed job: everything a worker needs to run it and to report its outcome. */
-export interface ClaimedJob {
-  readonly id: string;
-  readonly seq: number;
-  readonly jobName: string;
-  readonly queue: string;
-  readonly payload: string;
-  /** The attempt this claim started; with the worker id, the fencing token of every later write. */
-  readonly attempt: number;
-  /** Graceful releases before this claim (see `countedAttempts`). */
-  readonly releases: number;
-  readonly dueAt: Instant;
-  readonly enqueuedAt: Instant;
+/** What of a job's record a claim hands its worker. */
+type ClaimedFields =
+  | "id" | "seq" | "jobName" | "queue" | "payload" | "attempt" | "releases" | "dueAt" | "enqueuedAt" | "tags" | "parentIds"
+  | "dependencyMode" | "traceContext" | "scheduleId" | "workflowId" | "retry";
+
+/**
+ * A claimed job: everything a worker needs to run it and to report its outcome, as its record
+ * reads once claimed. `attempt` is the one this claim started — with the worker id, the fencing
+ * token of every later write — and `leaseExpiresAt` the end of this claim's lease.
+ */
+export interface ClaimedJob extends Pick<JobRecord, ClaimedFields> {
   readonly leaseExpiresAt: Instant;
-  readonly tags: readonly Tag[];
-  readonly parentIds: readonly string[];
-  readonly dependencyMode: DependencyMode;
-  readonly traceContext: string | null;
-  readonly scheduleId: string | null;
-  readonly workflowId: string | null;
-  /** The job's own retry policy (see `JobSummary.retry`); `null`: the worker group's applies. */
-  readonly retry: RetryDisposition | null;
 }
 
 export interface ClaimResult {

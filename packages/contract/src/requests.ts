@@ -42,13 +42,18 @@ function requireQueues(value: unknown, field: string, bounds: Bounds): void {
   for (const [i, queue] of queues.entries()) requireQueue(queue, `${field}[${i}]`, bounds);
 }
 
+/** The terms of a claim (of jobs, of observer deliveries): up to `max`, under a lease of `leaseMs`, at `now`. */
+function requireLeasedBatch(request: Pick<ClaimRequest, "max" | "leaseMs" | "now">): void {
+  requireInteger(request.max, "max", 1);
+  requireInteger(request.leaseMs, "leaseMs", 1, MAX_DURATION_MS);
+  requireInstant(request.now, "now");
+}
+
 export function assertClaimRequest(request: ClaimRequest, bounds: Bounds): void {
   requireObject(request, "request");
   requireId(request.workerId, "workerId", bounds);
   requireQueues(request.queues, "queues", bounds);
-  requireInteger(request.max, "max", 1);
-  requireInteger(request.leaseMs, "leaseMs", 1, MAX_DURATION_MS);
-  requireInstant(request.now, "now");
+  requireLeasedBatch(request);
 }
 
 export function assertReportOutcomesRequest(request: ReportOutcomesRequest, bounds: Bounds): void {
@@ -282,9 +287,7 @@ export function assertClaimObserverDeliveriesRequest(request: ClaimObserverDeliv
   requireObject(request, "request");
   requireId(request.observerId, "observerId", bounds);
   requireId(request.workerId, "workerId", bounds);
-  requireInteger(request.max, "max", 1);
-  requireInteger(request.leaseMs, "leaseMs", 1, MAX_DURATION_MS);
-  requireInstant(request.now, "now");
+  requireLeasedBatch(request);
 }
 
 export function assertReportObserverDeliveriesRequest(request: ReportObserverDeliveriesRequest, bounds: Bounds): void {

@@ -5,7 +5,7 @@ export interface IndexEntry {
   readonly id: string;
 }
 
-function compare(a: IndexEntry, b: IndexEntry): number {
+function compare(a: Pick<IndexEntry, "at" | "seq">, b: Pick<IndexEntry, "at" | "seq">): number {
   return a.at - b.at || a.seq - b.seq;
 }
 
@@ -27,12 +27,12 @@ export class SortedIndex {
   }
 
   insert(entry: IndexEntry): void {
-    this.#entries.splice(this.#lowerBound(entry), 0, entry);
+    this.#entries.splice(this.#bound(entry, false), 0, entry);
   }
 
   /** Removes the entry with this (at, seq); returns whether one was there. */
   remove(entry: IndexEntry): boolean {
-    const i = this.#lowerBound(entry);
+    const i = this.#bound(entry, false);
     const found = this.#entries[i];
     if (found === undefined || compare(found, entry) !== 0) return false;
     this.#entries.splice(i, 1);
@@ -55,33 +55,22 @@ export class SortedIndex {
   /** Entries in order strictly after (at, seq) = `from`, or from the start when `from` is undefined. */
   *after(from: { at: number; seq: number } | undefined, descending = false): IterableIterator<IndexEntry> {
     if (!descending) {
-      let i = from === undefined ? 0 : this.#upperBound(from);
+      let i = from === undefined ? 0 : this.#bound(from, true);
       for (; i < this.#entries.length; i++) yield this.#entries[i]!;
     } else {
-      let i = from === undefined ? this.#entries.length - 1 : this.#lowerBound(from) - 1;
+      let i = from === undefined ? this.#entries.length - 1 : this.#bound(from, false) - 1;
       for (; i >= 0; i--) yield this.#entries[i]!;
     }
   }
 
-  #lowerBound(key: { at: number; seq: number }): number {
+  /** The position of the first entry at or after `key` (`strict`: the first after it). */
+  #bound(key: { at: number; seq: number }, strict: boolean): number {
     let lo = 0;
     let hi = this.#entries.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const e = this.#entries[mid]!;
-      if (e.at < key.at || (e.at === key.at && e.seq < key.seq)) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  #upperBound(key: { at: number; seq: number }): number {
-    let lo = 0;
-    let hi = this.#entries.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const e = this.#entries[mid]!;
-      if (e.at < key.at || (e.at === key.at && e.seq <= key.seq)) lo = mid + 1;
+      const order = compare(this.#entries[mid]!, key);
+      if (order < 0 || (strict && order === 0)) lo = mid + 1;
       else hi = mid;
     }
     return lo;

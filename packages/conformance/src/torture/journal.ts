@@ -1,6 +1,6 @@
 import type {
   DependencyMode, EnqueueResult, EnqueueWorkflowResult, ExpiredLease, HeartbeatResult, HeldLease, MintDecision, MintResult,
-  OutcomeResult, ReleaseResult, RetryDisposition, Tag, UpsertScheduleResult,
+  NormalizedNewJob, OutcomeResult, ReleaseResult, Tag, UpsertScheduleResult,
 } from "@belay/contract";
 
 // What a torture client was acknowledged: every call with an effect, its request (as much as the
@@ -8,16 +8,9 @@ import type {
 // instant the call was made with (read just before it started), `ack` the wall clock when its
 // answer arrived; every process on the host reads the same clock.
 
-/** A job as a client asked for it. */
-export interface JournalJob {
-  readonly id: string;
-  readonly jobName: string;
-  readonly queue: string;
-  readonly payload: string;
-  readonly tags: readonly Tag[];
-  readonly parentIds: readonly string[];
+/** A job as a client asked for it: the fields of the new job the audit checks, and its dependency mode. */
+export interface JournalJob extends Pick<NormalizedNewJob, "id" | "jobName" | "queue" | "payload" | "tags" | "parentIds" | "retry"> {
   readonly mode: DependencyMode;
-  readonly retry: RetryDisposition | null;
 }
 
 /** Why a client expects a write to be refused: it was made stale on purpose. */

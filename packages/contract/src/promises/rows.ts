@@ -1,19 +1,15 @@
 import type { Instant } from "../job.js";
-import type { PromiseState, PromiseValue, TaskState } from "./records.js";
+import type { PromiseRecord, PromiseScheduleRecord, TaskState } from "./records.js";
 
 // What a promise store keeps: plain rows, no rules. The rules live in the machine
 // (`machine.ts`), which reads rows a store loaded inside its transaction and answers with the
 // rows to write (`PromiseEffects`); the store writes them in the same transaction.
 
-/** A stored promise. While `pending`, `timeoutAt` is its deadline timer (an index on it is the timeout scan). */
-export interface PromiseRow {
-  readonly id: string;
-  readonly state: PromiseState;
-  readonly param: PromiseValue;
-  readonly value: PromiseValue;
-  readonly tags: Readonly<Record<string, string>>;
-  readonly timeoutAt: Instant;
-  readonly createdAt: Instant;
+/**
+ * A stored promise: its record, with `settledAt` `null` until settled. While `pending`, `timeoutAt`
+ * is its deadline timer (an index on it is the timeout scan).
+ */
+export interface PromiseRow extends Omit<PromiseRecord, "settledAt"> {
   readonly settledAt: Instant | null;
 }
 
@@ -40,16 +36,8 @@ export interface ListenerRow {
   readonly address: string;
 }
 
-/** A stored schedule of promises; `nextRunAt` is its timer. */
-export interface PromiseScheduleRow {
-  readonly id: string;
-  readonly cron: string;
-  readonly promiseId: string;
-  readonly promiseTimeout: number;
-  readonly promiseParam: PromiseValue;
-  readonly promiseTags: Readonly<Record<string, string>>;
-  readonly createdAt: Instant;
-  readonly nextRunAt: Instant;
+/** A stored schedule of promises: its record, with `lastRunAt` `null` until it fires. `nextRunAt` is its timer. */
+export interface PromiseScheduleRow extends Omit<PromiseScheduleRecord, "lastRunAt"> {
   readonly lastRunAt: Instant | null;
 }
 
@@ -60,29 +48,21 @@ export interface PromiseScheduleRow {
  * `revision` rises on every write and take, so an acknowledgement of an older take never
  * deletes a newer message.
  */
-export type OutboxRow =
-  | {
-      readonly kind: "execute";
-      readonly id: string;
-      readonly address: string;
-      readonly version: number;
-      readonly availableAt: Instant;
-      readonly revision: number;
-      /** When this message was written (an `execute` replaced by a newer version is a new message). */
-      readonly createdAt: Instant;
-      /** How many times it has been taken. */
-      readonly takes: number;
-    }
-  | {
-      readonly kind: "unblock";
-      readonly id: string;
-      readonly address: string;
-      readonly version: 0;
-      readonly availableAt: Instant;
-      readonly revision: number;
-      readonly createdAt: Instant;
-      readonly takes: number;
-    };
+export type OutboxRow = OutboxEntry<"execute", number> | OutboxEntry<"unblock", 0>;
+
+/** One kind of {@link OutboxRow}: an `unblock` has no version (0). */
+interface OutboxEntry<Kind extends "execute" | "unblock", Version extends number> {
+  readonly kind: Kind;
+  readonly id: string;
+  readonly address: string;
+  readonly version: Version;
+  readonly availableAt: Instant;
+  readonly revision: number;
+  /** When this message was written (an `execute` replaced by a newer version is a new message). */
+  readonly createdAt: Instant;
+  /** How many times it has been taken. */
+  readonly takes: number;
+}
 
 /**
  * Which messages a taker can deliver: an address listed in `addresses`, or one starting with a

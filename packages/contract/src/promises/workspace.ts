@@ -118,28 +118,24 @@ export class Workspace {
 
   /** The awaiters of the callbacks on `promiseId`, after this run's writes. */
   awaiters(promiseId: string): string[] {
-    let stored: readonly string[] = [];
-    if (!this.#callbacksOnDeleted.has(promiseId)) {
-      const loaded = this.#cache.awaiters.get(promiseId);
-      if (loaded === undefined) throw new RowsNeeded({ kind: "awaiters", promiseId });
-      stored = loaded;
-    }
-    const out = stored.filter((awaiter) => !this.#callbacksOfDeleted.has(awaiter));
+    const out = this.#stored("awaiters", promiseId, this.#callbacksOnDeleted).filter((awaiter) => !this.#callbacksOfDeleted.has(awaiter));
     for (const { awaited, awaiter } of this.#callbacksAdded.values()) if (awaited === promiseId && !out.includes(awaiter)) out.push(awaiter);
     return out;
   }
 
   /** The listener addresses on `promiseId`, after this run's writes. */
   listeners(promiseId: string): string[] {
-    let stored: readonly string[] = [];
-    if (!this.#listenersDeleted.has(promiseId)) {
-      const loaded = this.#cache.listeners.get(promiseId);
-      if (loaded === undefined) throw new RowsNeeded({ kind: "listeners", promiseId });
-      stored = loaded;
-    }
-    const out = [...stored];
+    const out = [...this.#stored("listeners", promiseId, this.#listenersDeleted)];
     for (const { promiseId: p, address } of this.#listenersAdded.values()) if (p === promiseId && !out.includes(address)) out.push(address);
     return out;
+  }
+
+  /** The stored awaiters or listener addresses on `promiseId`: none once this run deleted them all, else as loaded. */
+  #stored(kind: "awaiters" | "listeners", promiseId: string, deleted: ReadonlySet<string>): readonly string[] {
+    if (deleted.has(promiseId)) return [];
+    const loaded = this.#cache[kind].get(promiseId);
+    if (loaded === undefined) throw new RowsNeeded({ kind, promiseId });
+    return loaded;
   }
 
   /** The promises of a branch (for preloads), with this run's writes. */

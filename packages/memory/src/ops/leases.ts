@@ -20,42 +20,47 @@ export function holdsLease(row: JobRow | undefined, workerId: string, attempt: n
   );
 }
 
-/** See `JobStore.heartbeat`. */
-export async function heartbeat(state: MemoryState, undo: UndoLog, request: HeartbeatRequest): Promise<HeartbeatResult[]> {
-  const { workerId, leaseMs, now } = request;
-  const results: HeartbeatResult[] = [];
+/**
+ * Each lease of `request` in input order: `apply` to the job when the worker still holds it at
+ * `now` (the fence), `lost` answered for it otherwise.
+ */
+async function eachHeldLease<R>(
+  state: MemoryState,
+  request: HeartbeatRequest | ReleaseRequest,
+  lost: (jobId: string) => R,
+  apply: (row: JobRow) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = [];
   for (const { jobId, attempt } of request.leases) {
     const row = state.jobs.get(jobId);
-    if (!holdsLease(row, workerId, attempt, now)) {
-      results.push({ jobId, status: "lost" });
-      continue;
-    }
+    results.push(holdsLease(row, request.workerId, attempt, request.now) ? await apply(row) : lost(jobId));
+  }
+  return results;
+}
+
+/** See `JobStore.heartbeat`. */
+export function heartbeat(state: MemoryState, undo: UndoLog, request: HeartbeatRequest): Promise<HeartbeatResult[]> {
+  const { leaseMs, now } = request;
+  return eachHeldLease<HeartbeatResult>(state, request, (jobId) => ({ jobId, status: "lost" }), async (row) => {
     const leaseExpiresAt = now + leaseMs;
     const index = state.indexFor(state.leases, row.queue);
     undo.indexRemove(index, { at: row.leaseExpiresAt!, seq: row.seq, id: row.id });
     undo.patch(row, { leaseExpiresAt });
     undo.indexInsert(index, { at: leaseExpiresAt, seq: row.seq, id: row.id });
-    results.push({ jobId, status: "renewed", leaseExpiresAt, cancelRequested: row.cancelRequested });
-    await undo.step(`lease of ${jobId} renewed`);
-  }
-  return results;
+    const result: HeartbeatResult = { jobId: row.id, status: "renewed", leaseExpiresAt, cancelRequested: row.cancelRequested };
+    await undo.step(`lease of ${row.id} renewed`);
+    return result;
+  });
 }
 
 /** See `JobStore.release`. */
-export async function release(state: MemoryState, undo: UndoLog, request: ReleaseRequest): Promise<ReleaseResult[]> {
+export function release(state: MemoryState, undo: UndoLog, request: ReleaseRequest): Promise<ReleaseResult[]> {
   const { workerId, now } = request;
-  const results: ReleaseResult[] = [];
-  for (const { jobId, attempt } of request.leases) {
-    const row = state.jobs.get(jobId);
-    if (!holdsLease(row, workerId, attempt, now)) {
-      results.push({ jobId, status: "stale" });
-      continue;
-    }
+  return eachHeldLease<ReleaseResult>(state, request, (jobId) => ({ jobId, status: "stale" }), async (row) => {
     moveJob(state, undo, row, "scheduled", { dueAt: now, releases: row.releases + 1 }, now, { cause: "released", workerId });
-    results.push({ jobId, status: "released" });
-    await undo.step(`job ${jobId} released`);
-  }
-  return results;
+    await undo.step(`job ${row.id} released`);
+    return { jobId: row.id, status: "released" };
+  });
 }
 
 /** See `JobStore.expireLeases`; each lease's fate is the contract's `leaseExpiryDisposition`. */

@@ -1,5 +1,5 @@
 import {
-  type Instant, type OutcomeReport, type OutcomeResult, type ReportOutcomesRequest, type Tag, boundRejection, normalizeTags,
+  type Instant, type OutcomeReport, type OutcomeResult, type Rejection, type ReportOutcomesRequest, type Tag, boundRejection, normalizeTags,
   outcomeCause, outcomeDisposition, utf8ByteLength,
 } from "@belay/contract";
 import type { JobRow, MemoryState } from "../state.js";
@@ -21,29 +21,16 @@ function check(
 ): { refused: OutcomeResult } | { row: JobRow; tags: readonly Tag[] } {
   const { jobId, attempt, outcome } = report;
   const refuse = (result: OutcomeResult) => ({ refused: result });
+  const reject = (rejection: Rejection) => refuse({ jobId, attempt, status: "rejected", rejection });
   if (!holdsLease(row, report.workerId, attempt, now)) return refuse({ jobId, attempt, status: "stale" });
   if (outcome.type === "succeeded" && outcome.output != null) {
     const bytes = utf8ByteLength(outcome.output);
-    if (bytes > state.bounds.outputBytes) {
-      return refuse({
-        jobId,
-        attempt,
-        status: "rejected",
-        rejection: boundRejection("BELAY_OUTPUT_TOO_LARGE", "output", state.bounds.outputBytes, bytes),
-      });
-    }
+    if (bytes > state.bounds.outputBytes) return reject(boundRejection("BELAY_OUTPUT_TOO_LARGE", "output", state.bounds.outputBytes, bytes));
   }
   const tags = normalizeTags(report.addTags ?? [], "addTags", state.bounds);
-  if (!tags.ok) return refuse({ jobId, attempt, status: "rejected", rejection: tags.rejection });
+  if (!tags.ok) return reject(tags.rejection);
   const total = unionTagCount(row, tags.tags);
-  if (total > state.bounds.tagsPerJob) {
-    return refuse({
-      jobId,
-      attempt,
-      status: "rejected",
-      rejection: boundRejection("BELAY_TOO_MANY_TAGS", "addTags", state.bounds.tagsPerJob, total),
-    });
-  }
+  if (total > state.bounds.tagsPerJob) return reject(boundRejection("BELAY_TOO_MANY_TAGS", "addTags", state.bounds.tagsPerJob, total));
   return { row, tags: tags.tags };
 }
 

@@ -17,6 +17,11 @@ export function newJob(id: string, fields: Partial<NewJob> = {}): NewJob {
   return { id, jobName: "test.job", queue: "default", payload: "{}", dueAt: T0, ...fields };
 }
 
+/** A line of descent: each job a child (`onSuccess`) of the one before it, the first without parents. */
+export function lineage(...ids: string[]): NewJob[] {
+  return ids.map((id, i) => newJob(id, i === 0 ? {} : { parentIds: [ids[i - 1]!] }));
+}
+
 /** A label: a tag with the empty key. */
 export const label = (value: string): Tag => ({ key: "", value });
 

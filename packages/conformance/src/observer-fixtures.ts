@@ -59,6 +59,12 @@ export function register(store: JobStore, observerId: string, states: readonly J
   return store.registerObserver(request);
 }
 
+/** Observer `o` watching successes from the beginning, then job `a` succeeded: one delivery pending. */
+export async function oneSuccessObserved(store: JobStore): Promise<void> {
+  await register(store, "o", ["succeeded"], { startAt: "beginning" });
+  await finishJob(store, "a");
+}
+
 export function claimFor(
   store: JobStore,
   observerId: string,

@@ -1,11 +1,23 @@
 import type { StepHook } from "@belay/contract";
-import { afterEach } from "vitest";
+import { afterEach, expect } from "vitest";
 
 /** What the suites need of a store of either contract to open, hook and close it. */
 interface SuiteStore {
   readonly capabilities: { readonly stepHook: boolean };
   setStepHook?(hook: StepHook | null): void;
   close(): Promise<void>;
+}
+
+/**
+ * Asserts what the capabilities of a store of either contract declare alike: a non-empty name,
+ * and whether the step hook exists — `setStepHook` is there when it is declared.
+ */
+export function expectNamedCapabilities(store: SuiteStore & { readonly capabilities: { readonly name: string } }): void {
+  const { capabilities } = store;
+  expect(typeof capabilities.name).toBe("string");
+  expect(capabilities.name.length).toBeGreaterThan(0);
+  expect(typeof capabilities.stepHook).toBe("boolean");
+  if (capabilities.stepHook) expect(typeof store.setStepHook).toBe("function");
 }
 
 /** The part of a suite's options that opens and disposes of stores. */

@@ -1,17 +1,14 @@
-import { type ClaimedJob, type JobStore, type Tag, isBelayError } from "@belay/contract";
+import { type ClaimedJob, type JobStore, isBelayError } from "@belay/contract";
 import { expect } from "vitest";
 import { clause, clauseNeeding } from "../clause.js";
 import { whileParked } from "../interleaving.js";
-import { LEASE, SECOND, T0, auditOf, claimJobs, enqueueJobs, leaseJob, newJob, report, retryTransient, stateOf } from "../fixtures.js";
+import { LEASE, SECOND, T0, auditOf, claimJobs, enqueueJobs, label, leaseJob, newJob, report, retryTransient, sortedTags, stateOf } from "../fixtures.js";
 import type { StepPoint } from "@belay/contract";
 import type { SuiteContext } from "../suite-context.js";
 
 // Races on shared rows between handles on one database (`openPeer`; the store itself where the
 // adapter grants none). Each clause starts its calls at once and accepts any serial order of
 // them — and only those: every outcome it checks is what one order or the other would give.
-
-const label = (value: string): Tag => ({ key: "", value });
-const sortTags = (tags: readonly Tag[]) => [...tags].sort((a, b) => `${a.key}\u0000${a.value}`.localeCompare(`${b.key}\u0000${b.value}`));
 
 /** Claims everything due in `queue` at T0 as `w1` and returns it by id. */
 async function leaseAll(store: JobStore, queue = "default"): Promise<Map<string, ClaimedJob>> {
@@ -41,6 +38,33 @@ async function raceOnLeased<A, B>(
     }),
   );
   return { store, results };
+}
+
+/** Leases each of `ids`, each on a queue of its own name, and dead-letters it. */
+async function deadLetterEach(store: JobStore, ids: readonly string[]): Promise<void> {
+  for (const id of ids) {
+    const job = await leaseJob(store, id, { queue: id }, { queues: [id] });
+    await report(store, job, { type: "failed", retryAt: null });
+  }
+}
+
+/**
+ * For every one of `ids` at once, four calls of `write` at once — on the two handles in turn, as
+ * actors `op0` to `op3` — each retried while transient. Answers each id's four results.
+ */
+function fourAtOnce<R>(
+  handles: readonly [JobStore, JobStore],
+  ids: readonly string[],
+  write: (handle: JobStore, id: string, actor: string) => Promise<R>,
+): Promise<R[][]> {
+  const [a, b] = handles;
+  return Promise.all(ids.map((id) => Promise.all([a, b, a, b].map((handle, k) => retryTransient(() => write(handle, id, `op${k}`))))));
+}
+
+/** Exactly one of `results` has status `won`; every other is `lost`. */
+function expectOneWins<R extends { readonly status: string }>(results: readonly R[], won: R["status"], lost: R, id: string): void {
+  expect(results.filter((r) => r.status === won), id).toHaveLength(1);
+  for (const r of results) if (r.status !== won) expect(r, id).toEqual(lost);
 }
 
 /** The children of `ok` and `dead` that the parked-outcome clauses enqueue, one per dependency mode. */
@@ -85,7 +109,7 @@ export function concurrencyClauses(ctx: SuiteContext): void {
       expect(mine.filter((r) => r.status === "created"), `${id} is created once`).toHaveLength(1);
       for (const r of mine) expect(["created", "duplicate"], id).toContain(r.status);
       const job = await store.getJob(id);
-      expect(sortTags(job!.tags), `${id} carries each tag once`).toEqual(sortTags(tags));
+      expect(sortedTags(job!.tags), `${id} carries each tag once`).toEqual(sortedTags(tags));
       expect(await store.getJobHistory(id), `${id} has one first transition`).toHaveLength(1);
     }
     expect(await store.facetTags({ key: "tenant" })).toEqual([{ value: "acme", count: 3 }]);
@@ -240,19 +264,11 @@ export function concurrencyClauses(ctx: SuiteContext): void {
     const store = await ctx.store();
     const peer = await ctx.peer(store);
     const ids = ["j0", "j1", "j2"];
-    for (const id of ids) {
-      const job = await leaseJob(store, id, { queue: id }, { queues: [id] });
-      await report(store, job, { type: "failed", retryAt: null });
-    }
-    const results = await Promise.all(
-      ids.map((id) =>
-        Promise.all([store, peer, store, peer].map((handle, k) => retryTransient(() => handle.requeueJob({ jobId: id, actor: `op${k}`, now: T0 + SECOND })))),
-      ),
-    );
+    await deadLetterEach(store, ids);
+    const results = await fourAtOnce([store, peer], ids, (handle, jobId, actor) => handle.requeueJob({ jobId, actor, now: T0 + SECOND }));
     for (const [i, mine] of results.entries()) {
       const id = ids[i]!;
-      expect(mine.filter((r) => r.status === "requeued"), id).toHaveLength(1);
-      for (const r of mine) if (r.status !== "requeued") expect(r, id).toEqual({ status: "notRequeueable", state: "scheduled" });
+      expectOneWins(mine, "requeued", { status: "notRequeueable", state: "scheduled" }, id);
       expect(await store.getJob(id), id).toMatchObject({ state: "scheduled", attempt: 0, dueAt: T0 + SECOND });
       expect((await auditOf(store, id)).map((a) => a.action), id).toEqual(["requeue"]);
       expect((await store.getJobHistory(id)).map((t) => t.state), id).toEqual(["scheduled", "leased", "deadLettered", "scheduled"]);
@@ -263,10 +279,7 @@ export function concurrencyClauses(ctx: SuiteContext): void {
     const store = await ctx.store();
     const peer = await ctx.peer(store);
     const ids = ["j0", "j1", "j2", "j3"];
-    for (const id of ids) {
-      const job = await leaseJob(store, id, { queue: id }, { queues: [id] });
-      await report(store, job, { type: "failed", retryAt: null });
-    }
+    await deadLetterEach(store, ids);
     const results = await Promise.all(
       ids.map((id, i) =>
         Promise.all([
@@ -297,15 +310,10 @@ export function concurrencyClauses(ctx: SuiteContext): void {
     const peer = await ctx.peer(store);
     const ids = ["j0", "j1", "j2"];
     await enqueueJobs(store, ids.flatMap((id) => [newJob(id), newJob(`${id}-child`, { parentIds: [id] })]));
-    const results = await Promise.all(
-      ids.map((id) =>
-        Promise.all([store, peer, store, peer].map((handle, k) => retryTransient(() => handle.cancelJob({ jobId: id, actor: `op${k}`, now: T0 + SECOND })))),
-      ),
-    );
+    const results = await fourAtOnce([store, peer], ids, (handle, jobId, actor) => handle.cancelJob({ jobId, actor, now: T0 + SECOND }));
     for (const [i, mine] of results.entries()) {
       const id = ids[i]!;
-      expect(mine.filter((r) => r.status === "cancelled"), id).toHaveLength(1);
-      for (const r of mine) if (r.status !== "cancelled") expect(r, id).toEqual({ status: "notCancellable", state: "cancelled" });
+      expectOneWins(mine, "cancelled", { status: "notCancellable", state: "cancelled" }, id);
       expect((await auditOf(store, id)).map((a) => a.action), id).toEqual(["cancel"]);
       expect((await store.getJobHistory(id)).map((t) => t.state), id).toEqual(["scheduled", "cancelled"]);
       expect((await store.getJobHistory(`${id}-child`)).map((t) => t.state), `${id}-child`).toEqual(["awaitingParents", "cancelled"]);
@@ -332,7 +340,7 @@ export function concurrencyClauses(ctx: SuiteContext): void {
     expect(second).toEqual({ id: "j1", status: "duplicate", state: "scheduled" });
     const job = await store.getJob("j1");
     expect(job).toMatchObject({ payload: '{"first":true}', enqueuedAt: T0 });
-    expect(sortTags(job!.tags)).toEqual(sortTags(tags));
+    expect(sortedTags(job!.tags)).toEqual(sortedTags(tags));
     expect(await store.facetTags({ key: "" })).toEqual([{ value: "urgent", count: 1 }]);
     expect(await store.getJobHistory("j1")).toHaveLength(1);
   });

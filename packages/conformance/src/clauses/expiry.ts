@@ -1,7 +1,7 @@
 import type { ClaimedJob, ExpireLeasesRequest, JobStore, RetryDisposition } from "@belay/contract";
 import { expect } from "vitest";
 import { clause } from "../clause.js";
-import { DEFAULT_RETRY, LEASE, SECOND, T0, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob } from "../fixtures.js";
+import { DEFAULT_RETRY, LEASE, SECOND, T0, claimJobs, enqueueJobs, expectBelayError, leaseJob, lineage, newJob } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
 function expire(store: JobStore, request: Partial<ExpireLeasesRequest> & Pick<ExpireLeasesRequest, "now">) {
@@ -18,6 +18,13 @@ async function claimOnly(store: JobStore, id: string, now: number, leaseMs = LEA
   const claimed = await claimJobs(store, { now, leaseMs, max: 1, ...(queues ? { queues } : {}) });
   expect(claimed.map((j) => j.id)).toEqual([id]);
   return claimed[0]!;
+}
+
+/** Enqueues `older` and `newer` and claims each alone, at T0 and a millisecond later: `older`'s lease expires first. */
+async function leaseInTurn(store: JobStore, older: string, newer: string): Promise<void> {
+  await enqueueJobs(store, [newJob(older), newJob(newer)]);
+  await claimOnly(store, older, T0);
+  await claimOnly(store, newer, T0 + 1);
 }
 
 const byId = <T extends { jobId: string }>(list: readonly T[]) => [...list].sort((a, b) => a.jobId.localeCompare(b.jobId));
@@ -93,9 +100,7 @@ export function expiryClauses(ctx: SuiteContext): void {
 
   clause("expiry: a lease expiring exactly at now is expired; one millisecond later it is not, and a live lease is untouched", async () => {
     const store = await ctx.store();
-    await enqueueJobs(store, [newJob("exact"), newJob("later")]);
-    await claimOnly(store, "exact", T0);
-    await claimOnly(store, "later", T0 + 1);
+    await leaseInTurn(store, "exact", "later");
     const before = await readBack(store, "later");
     expect(await expire(store, { now: T0 + LEASE })).toEqual({ expired: [{ jobId: "exact", state: "scheduled" }] });
     expect(await readBack(store, "later")).toEqual(before);
@@ -177,9 +182,7 @@ export function expiryClauses(ctx: SuiteContext): void {
   clause("expiry: a dead-lettered expiry cascades to onSuccess children and releases onAnyTerminal ones", async () => {
     const store = await ctx.store();
     await enqueueJobs(store, [
-      newJob("parentP"),
-      newJob("childC", { parentIds: ["parentP"] }),
-      newJob("grandG", { parentIds: ["childC"] }),
+      ...lineage("parentP", "childC", "grandG"),
       newJob("anyKid", { parentIds: ["parentP"], dependencyMode: "onAnyTerminal" }),
     ]);
     await claimOnly(store, "parentP", T0);
@@ -258,9 +261,7 @@ export function expiryClauses(ctx: SuiteContext): void {
 
   clause("expiry: the expiry transition records the claimed attempt, at now, without failure detail", async () => {
     const store = await ctx.store();
-    await enqueueJobs(store, [newJob("retried"), newJob("dead")]);
-    await claimOnly(store, "retried", T0);
-    await claimOnly(store, "dead", T0 + 1);
+    await leaseInTurn(store, "retried", "dead");
     const now = T0 + LEASE + 1;
     await expire(store, { now, max: 1 }); // the older lease: "retried"
     await expire(store, { now, max: 1, retry: { maxAttempts: 1, delaysMs: [] } });

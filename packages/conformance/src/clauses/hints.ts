@@ -50,77 +50,77 @@ async function refused(ctx: SuiteContext): Promise<void> {
   await expectBelayError(async () => store.subscribeHints!(() => {}), "BELAY_CAPABILITY_NOT_SUPPORTED");
 }
 
+/**
+ * A hints clause: `body` gets a fresh store and `subscribe`, which adds a listener to it; every
+ * listener is unsubscribed once the body ends, however it ends. A store without the capability
+ * must refuse (or lack) `subscribeHints` instead.
+ */
+function hintClause(
+  ctx: SuiteContext,
+  title: string,
+  body: (store: JobStore, subscribe: (onHint?: (queue: string) => void) => Listener) => Promise<void>,
+): void {
+  clauseNeeding(
+    ctx,
+    "wakeUpHints",
+    title,
+    async () => {
+      const store = await ctx.store();
+      const listeners: Listener[] = [];
+      try {
+        await body(store, (onHint) => {
+          const listener = listen(store, onHint);
+          listeners.push(listener);
+          return listener;
+        });
+      } finally {
+        for (const listener of listeners) listener.unsubscribe();
+      }
+    },
+    () => refused(ctx),
+  );
+}
+
 export function hintClauses(ctx: SuiteContext): void {
-  clauseNeeding(
-    ctx,
-    "wakeUpHints",
-    "hints: a job enqueued due now is hinted to every listener of the store, naming its queue",
-    async () => {
-      const store = await ctx.store();
-      const first = listen(store);
-      const second = listen(store);
-      try {
-        await enqueueJobs(store, [newJob("j1", { queue: "hinted" })]);
-        expect(await first.until("hinted"), "the first listener hears the queue").toBe(true);
-        expect(await second.until("hinted"), "the second listener hears the queue").toBe(true);
-        expect(first.heard.every((q) => q === "hinted"), "only queues that received work").toBe(true);
-      } finally {
-        first.unsubscribe();
-        second.unsubscribe();
-      }
-    },
-    () => refused(ctx),
-  );
+  hintClause(ctx, "hints: a job enqueued due now is hinted to every listener of the store, naming its queue", async (store, subscribe) => {
+    const first = subscribe();
+    const second = subscribe();
+    await enqueueJobs(store, [newJob("j1", { queue: "hinted" })]);
+    expect(await first.until("hinted"), "the first listener hears the queue").toBe(true);
+    expect(await second.until("hinted"), "the second listener hears the queue").toBe(true);
+    expect(first.heard.every((q) => q === "hinted"), "only queues that received work").toBe(true);
+  });
 
-  clauseNeeding(
+  hintClause(
     ctx,
-    "wakeUpHints",
     "hints: an unsubscribed listener is never called again, a second unsubscribe is harmless, and other listeners still hear",
-    async () => {
-      const store = await ctx.store();
-      const gone = listen(store);
-      const kept = listen(store);
-      try {
-        await enqueueJobs(store, [newJob("j1", { queue: "before" })]);
-        expect(await gone.until("before")).toBe(true);
-        expect(await kept.until("before")).toBe(true);
-        gone.unsubscribe();
-        gone.unsubscribe();
-        const heardBefore = gone.heard.length;
-        await enqueueJobs(store, [newJob("j2", { queue: "after" })], T0 + 1);
-        // Once the kept listener heard the later hint, the removed one would have heard it too.
-        expect(await kept.until("after")).toBe(true);
-        expect(gone.heard.slice(heardBefore), "nothing reaches a removed listener").toEqual([]);
-      } finally {
-        kept.unsubscribe();
-      }
+    async (store, subscribe) => {
+      const gone = subscribe();
+      const kept = subscribe();
+      await enqueueJobs(store, [newJob("j1", { queue: "before" })]);
+      expect(await gone.until("before")).toBe(true);
+      expect(await kept.until("before")).toBe(true);
+      gone.unsubscribe();
+      gone.unsubscribe();
+      const heardBefore = gone.heard.length;
+      await enqueueJobs(store, [newJob("j2", { queue: "after" })], T0 + 1);
+      // Once the kept listener heard the later hint, the removed one would have heard it too.
+      expect(await kept.until("after")).toBe(true);
+      expect(gone.heard.slice(heardBefore), "nothing reaches a removed listener").toEqual([]);
     },
-    () => refused(ctx),
   );
 
-  clauseNeeding(
-    ctx,
-    "wakeUpHints",
-    "hints: a listener that throws fails no write and keeps no other listener from hearing",
-    async () => {
-      const store = await ctx.store();
-      const throwing = listen(store, () => {
-        throw new Error("listener bug");
-      });
-      const kept = listen(store);
-      try {
-        const [result] = await store.enqueue({ jobs: [newJob("j1", { queue: "hinted" })], now: T0 });
-        expect(result).toMatchObject({ status: "created" });
-        expect(await kept.until("hinted")).toBe(true);
-        expect(await throwing.until("hinted")).toBe(true);
-        await enqueueJobs(store, [newJob("j2", { queue: "again" })], T0 + 1);
-        expect(await kept.until("again"), "the store still sends hints after a listener threw").toBe(true);
-        expect(await store.getJob("j1")).toMatchObject({ state: "scheduled" });
-      } finally {
-        throwing.unsubscribe();
-        kept.unsubscribe();
-      }
-    },
-    () => refused(ctx),
-  );
+  hintClause(ctx, "hints: a listener that throws fails no write and keeps no other listener from hearing", async (store, subscribe) => {
+    const throwing = subscribe(() => {
+      throw new Error("listener bug");
+    });
+    const kept = subscribe();
+    const [result] = await store.enqueue({ jobs: [newJob("j1", { queue: "hinted" })], now: T0 });
+    expect(result).toMatchObject({ status: "created" });
+    expect(await kept.until("hinted")).toBe(true);
+    expect(await throwing.until("hinted")).toBe(true);
+    await enqueueJobs(store, [newJob("j2", { queue: "again" })], T0 + 1);
+    expect(await kept.until("again"), "the store still sends hints after a listener threw").toBe(true);
+    expect(await store.getJob("j1")).toMatchObject({ state: "scheduled" });
+  });
 }

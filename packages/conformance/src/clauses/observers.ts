@@ -4,7 +4,7 @@ import { clause, clauseNeeding } from "../clause.js";
 import { MINUTE, SECOND, T0, claimJobs, enqueueJobs, leaseJob, newJob, report, retryTransient as retrying } from "../fixtures.js";
 import { parkAt, settlesWithin } from "../interleaving.js";
 import {
-  DEAD, OBSERVER_LEASE, acquire, claimFor, deliver, finishJob, lastPosition, positionOf, register, summary,
+  DEAD, OBSERVER_LEASE, acquire, claimFor, deliver, finishJob, lastPosition, oneSuccessObserved, positionOf, register, summary,
 } from "../observer-fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
@@ -128,8 +128,7 @@ export function observerClauses(ctx: SuiteContext): void {
 
   clause("observers: a live delivery lease excludes a second worker, who reads busy with the owner", async () => {
     const store = await ctx.store();
-    await register(store, "o", ["succeeded"], { startAt: "beginning" });
-    await finishJob(store, "a");
+    await oneSuccessObserved(store);
     const claimed = await claimFor(store, "o", "w1", T0 + SECOND);
     expect(claimed).toMatchObject({ status: "acquired", leaseExpiresAt: T0 + SECOND + OBSERVER_LEASE });
     expect(await store.getObserver("o")).toMatchObject({ leaseOwner: "w1", leaseExpiresAt: T0 + SECOND + OBSERVER_LEASE });
@@ -152,8 +151,7 @@ export function observerClauses(ctx: SuiteContext): void {
 
   clause("observers: the owner re-claiming renews its delivery lease", async () => {
     const store = await ctx.store();
-    await register(store, "o", ["succeeded"], { startAt: "beginning" });
-    await finishJob(store, "a");
+    await oneSuccessObserved(store);
     expect(await claimFor(store, "o", "w1", T0)).toMatchObject({ status: "acquired", leaseExpiresAt: T0 + OBSERVER_LEASE });
     expect(await claimFor(store, "o", "w1", T0 + 30 * SECOND)).toMatchObject({
       status: "acquired",
@@ -182,8 +180,7 @@ export function observerClauses(ctx: SuiteContext): void {
 
   clause("observers: a deliverer whose lease lapsed and was taken over cannot move the cursor", async () => {
     const store = await ctx.store();
-    await register(store, "o", ["succeeded"], { startAt: "beginning" });
-    await finishJob(store, "a");
+    await oneSuccessObserved(store);
     const mine = await acquire(store, "o", "w1", T0 + SECOND);
     const theirs = await acquire(store, "o", "w2", T0 + SECOND + OBSERVER_LEASE);
     const { cursor: start } = (await store.getObserver("o"))!;
@@ -202,8 +199,7 @@ export function observerClauses(ctx: SuiteContext): void {
 
   clause("observers: a delivery lease is dead at exactly its expiry instant", async () => {
     const store = await ctx.store();
-    await register(store, "o", ["succeeded"], { startAt: "beginning" });
-    await finishJob(store, "a");
+    await oneSuccessObserved(store);
     const claimed = await claimFor(store, "o", "w1", T0 + SECOND);
     expect(claimed).toMatchObject({ status: "acquired" });
     const { cursor: start } = (await store.getObserver("o"))!;
@@ -308,8 +304,7 @@ export function observerClauses(ctx: SuiteContext): void {
 
   clause("observers: a dead letter is kept after its job is purged", async () => {
     const store = await ctx.store();
-    await register(store, "o", ["succeeded"], { startAt: "beginning" });
-    await finishJob(store, "a");
+    await oneSuccessObserved(store);
     const [delivery] = await acquire(store, "o", "w1", T0 + SECOND);
     await store.reportObserverDeliveries({
       observerId: "o",

@@ -1,7 +1,7 @@
 import type { AuditAction, AuditRecord, Instant, JobStore, ListAuditRequest } from "@belay/contract";
 import { expect } from "vitest";
 import { clause } from "../clause.js";
-import { LEASE, MINUTE, SECOND, T0, claimJobs, enqueueJobs, expectBelayError, leaseJob, newJob, report, stateOf } from "../fixtures.js";
+import { LEASE, MINUTE, SECOND, T0, claimJobs, enqueueJobs, expectBelayError, leaseJob, lineage, newJob, report, stateOf } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
 /** Every audit record matching `request`, following the cursor. */
@@ -97,10 +97,7 @@ export function operatorClauses(ctx: SuiteContext): void {
   clause("operator: cancelling an awaitingParents job cascades to its onSuccess children and releases onAnyTerminal ones", async () => {
     const store = await ctx.store();
     await enqueueJobs(store, [
-      newJob("p"),
-      newJob("w", { parentIds: ["p"] }),
-      newJob("s", { parentIds: ["w"] }),
-      newJob("g", { parentIds: ["s"] }),
+      ...lineage("p", "w", "s", "g"),
       newJob("a", { parentIds: ["w"], dependencyMode: "onAnyTerminal" }),
     ]);
     expect(await stateOf(store, "w")).toBe("awaitingParents");

@@ -2,7 +2,7 @@ import { type ClaimedJob, type JobStore, type Outcome, type OutcomeReport, utf8B
 import { expect } from "vitest";
 import { clause } from "../clause.js";
 import {
-  LEASE, SECOND, T0, claimJobs, enqueueJobs, expectBelayError, label, leaseJob, newJob, report, reportRow, sortedTags, tag,
+  LEASE, SECOND, T0, claimJobs, enqueueJobs, expectBelayError, label, leaseJob, lineage, newJob, report, reportRow, sortedTags, tag,
 } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
@@ -388,11 +388,7 @@ export function outcomeClauses(ctx: SuiteContext): void {
 
   clause("outcomes: a dead-lettered parent cancels its onSuccess child and grandchild, once each, naming the failure", async () => {
     const store = await ctx.store();
-    await enqueueJobs(store, [
-      newJob("parentP"),
-      newJob("childC", { parentIds: ["parentP"] }),
-      newJob("grandG", { parentIds: ["childC"] }),
-    ]);
+    await enqueueJobs(store, lineage("parentP", "childC", "grandG"));
     const parent = await claimOnly(store, "parentP");
     expect(await report(store, parent, { type: "failed", retryAt: null, failureDetail: "boom" }, T0 + SECOND)).toMatchObject({
       status: "applied",

@@ -3,21 +3,19 @@ import { expect } from "vitest";
 import { clause, clauseGranted, clauseNeeding } from "../clause.js";
 import { expectBelayError, newJob, T0 } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
+import { expectNamedCapabilities } from "../suite-stores.js";
 
 export function storeClauses(ctx: SuiteContext): void {
   clause("store: capabilities declare the name, transaction support, hints, bounds and history policy", async () => {
     const store = await ctx.store();
+    expectNamedCapabilities(store);
     const { capabilities } = store;
-    expect(typeof capabilities.name).toBe("string");
-    expect(capabilities.name.length).toBeGreaterThan(0);
     expect(typeof capabilities.transactionalEnqueue).toBe("boolean");
     expect(typeof capabilities.enqueueThrough).toBe("boolean");
     expect(typeof capabilities.wakeUpHints).toBe("boolean");
-    expect(typeof capabilities.stepHook).toBe("boolean");
     expect(capabilities.bounds).toEqual(DEFAULT_BOUNDS);
     expect(capabilities.historyPolicy).toBe("transitionsAndFailureDetail");
     if (capabilities.wakeUpHints) expect(typeof store.subscribeHints).toBe("function");
-    if (capabilities.stepHook) expect(typeof store.setStepHook).toBe("function");
     if (capabilities.enqueueThrough) {
       expect(typeof store.enqueueThrough).toBe("function");
       expect(typeof store.enqueueWorkflowThrough).toBe("function");

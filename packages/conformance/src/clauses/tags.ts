@@ -1,6 +1,7 @@
 import type { JobStore, NewJob, SuggestTagsRequest, Tag, TagSuggestion } from "@belay/contract";
 import { expect } from "vitest";
 import { clause } from "../clause.js";
+import { everyPage } from "../cursor.js";
 import { claimJobs, enqueueJobs, expectBelayError, label, leaseJob, newJob, report, reportRow, SECOND, sortedTags, T0, tag } from "../fixtures.js";
 import type { SuiteContext } from "../suite-context.js";
 
@@ -31,16 +32,13 @@ async function suggest(store: JobStore, request: SuggestTagsRequest): Promise<st
 
 /** Every page of a suggestion walk with `max`, following the cursor (bounded, so a loop fails). */
 async function walkSuggestions(store: JobStore, request: SuggestTagsRequest, max: number): Promise<string[][]> {
-  const pages: string[][] = [];
-  let after: string | undefined;
-  for (let i = 0; i < 50; i++) {
-    const page = await store.suggestTags({ ...request, max, ...(after === undefined ? {} : { after }) });
-    expect(page.suggestions.length, "a page holds at most max suggestions").toBeLessThanOrEqual(max);
-    if (page.suggestions.length > 0) pages.push(page.suggestions.map(show));
-    if (page.nextCursor === null) return pages;
-    after = page.nextCursor;
-  }
-  throw new Error("the suggestion cursor never reached the end");
+  const pages = await everyPage(
+    (after) => store.suggestTags({ ...request, max, ...(after === undefined ? {} : { after }) }),
+    (page) => page.nextCursor,
+    50,
+  );
+  for (const page of pages) expect(page.suggestions.length, "a page holds at most max suggestions").toBeLessThanOrEqual(max);
+  return pages.filter((page) => page.suggestions.length > 0).map((page) => page.suggestions.map(show));
 }
 
 export function tagClauses(ctx: SuiteContext): void {

@@ -59,14 +59,8 @@ export async function createPromise(
 }
 
 /** Creates a promise with the suite's target (so with a pending task at version 0). */
-export async function createTargeted(
-  store: PromiseStore,
-  id: string,
-  fields: Parameters<typeof createRequest>[1] = {},
-  now: Instant = T0,
-): Promise<PromiseRecord> {
-  return createPromise(store, id, { ...fields, tags: { ...TARGET_TAGS, ...fields.tags } }, now);
-}
+export const createTargeted: typeof createPromise = (store, id, fields = {}, now = T0) =>
+  createPromise(store, id, { ...fields, tags: { ...TARGET_TAGS, ...fields.tags } }, now);
 
 /** Acquires a task at `version` (default 0) for `pid` (default `w1`) and returns the answer. */
 export async function acquire(

@@ -1,5 +1,6 @@
 import type { PromiseRecord, PromiseStore, TaskRecord } from "@belay/contract";
 import { expect } from "vitest";
+import { everyPage } from "../../cursor.js";
 import { promiseClause } from "../clause.js";
 import { DEADLINE, T0, TARGET_TAGS, acquire, createPromise, createTargeted, expectUnchanged, holdTask, ids, ok, settle } from "../fixtures.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
@@ -9,31 +10,42 @@ import type { PromiseSuiteContext } from "../suite-context.js";
 
 /** Every promise a search finds, following its cursor with pages of `limit`. */
 async function allPromises(store: PromiseStore, filter: { state?: PromiseRecord["state"]; tags?: Record<string, string> }, limit: number, now = T0) {
-  const found: string[] = [];
-  let cursor: string | undefined;
-  for (let pages = 0; pages < 100; pages++) {
-    const page = await ok(store, { kind: "promise.search", ...filter, limit, ...(cursor === undefined ? {} : { cursor }) }, now);
-    expect(page.promises.length).toBeLessThanOrEqual(limit);
-    found.push(...ids(page.promises));
-    if (page.cursor === undefined) return found;
-    cursor = page.cursor;
-  }
-  throw new Error("the cursor never ended");
+  const pages = await everyPage(
+    (cursor) => ok(store, { kind: "promise.search", ...filter, limit, ...(cursor === undefined ? {} : { cursor }) }, now),
+    (page) => page.cursor,
+  );
+  for (const page of pages) expect(page.promises.length).toBeLessThanOrEqual(limit);
+  return pages.flatMap((page) => ids(page.promises));
 }
 
+/** Every task a search finds (of `state`, if given), following its cursor with pages of `limit`. */
 async function allTasks(store: PromiseStore, state: TaskRecord["state"] | undefined, limit: number, now = T0) {
-  const found: string[] = [];
-  let cursor: string | undefined;
-  for (let pages = 0; pages < 100; pages++) {
-    const page = await ok(store, { kind: "task.search", ...(state ? { state } : {}), limit, ...(cursor === undefined ? {} : { cursor }) }, now);
-    found.push(...ids(page.tasks));
-    if (page.cursor === undefined) return found;
-    cursor = page.cursor;
-  }
-  throw new Error("the cursor never ended");
+  const pages = await everyPage(
+    (cursor) => ok(store, { kind: "task.search", ...(state ? { state } : {}), limit, ...(cursor === undefined ? {} : { cursor }) }, now),
+    (page) => page.cursor,
+  );
+  return pages.flatMap((page) => ids(page.tasks));
 }
 
 export function searchClauses(ctx: PromiseSuiteContext): void {
+  /**
+   * A clause: `create` makes 101 records, ids `${prefix}000` to `${prefix}100`; the page `search`
+   * answers without a limit holds 100 of them, its cursor the 100th id.
+   */
+  const hundredPerPage = (
+    title: string,
+    prefix: string,
+    create: (store: PromiseStore, id: string) => Promise<unknown>,
+    search: (store: PromiseStore) => Promise<{ readonly records: readonly unknown[]; readonly cursor?: string | undefined }>,
+  ) =>
+    promiseClause(title, async () => {
+      const store = await ctx.store();
+      for (let i = 0; i < 101; i++) await create(store, `${prefix}${String(i).padStart(3, "0")}`);
+      const page = await search(store);
+      expect(page.records).toHaveLength(100);
+      expect(page.cursor).toBe(`${prefix}099`);
+    });
+
   promiseClause("promise.search: results are ordered by id; a full page carries cursor = its last id, the last page none; following it finds each promise once", async () => {
     const store = await ctx.store();
     for (const id of ["e", "b", "d", "a", "c"]) await createPromise(store, id);
@@ -46,12 +58,9 @@ export function searchClauses(ctx: PromiseSuiteContext): void {
     expect(await allPromises(store, {}, 2)).toEqual(["a", "b", "c", "d", "e"]);
   });
 
-  promiseClause("promise.search: without a limit a page holds 100 promises", async () => {
-    const store = await ctx.store();
-    for (let i = 0; i < 101; i++) await createPromise(store, `p${String(i).padStart(3, "0")}`);
-    const page = await ok(store, { kind: "promise.search" });
-    expect(page.promises).toHaveLength(100);
-    expect(page.cursor).toBe("p099");
+  hundredPerPage("promise.search: without a limit a page holds 100 promises", "p", createPromise, async (store) => {
+    const { promises, cursor } = await ok(store, { kind: "promise.search" });
+    return { records: promises, cursor };
   });
 
   promiseClause("promise.search: every tag given must match", async () => {
@@ -109,12 +118,9 @@ export function searchClauses(ctx: PromiseSuiteContext): void {
     expect(page.tasks.find((t) => t.id === "t-acquired")).toMatchObject({ pid: "w1" });
   });
 
-  promiseClause("task.search: without a limit a page holds 100 tasks", async () => {
-    const store = await ctx.store();
-    for (let i = 0; i < 101; i++) await createTargeted(store, `t${String(i).padStart(3, "0")}`);
-    const page = await ok(store, { kind: "task.search" });
-    expect(page.tasks).toHaveLength(100);
-    expect(page.cursor).toBe("t099");
+  hundredPerPage("task.search: without a limit a page holds 100 tasks", "t", createTargeted, async (store) => {
+    const { tasks, cursor } = await ok(store, { kind: "task.search" });
+    return { records: tasks, cursor };
   });
 
   promiseClause("schedule.search: ordered by id, 10 per page by default, cursor paging, and tags matched against the schedules' promise tags", async () => {

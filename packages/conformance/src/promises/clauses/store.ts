@@ -2,6 +2,7 @@ import { DEFAULT_PROMISE_BOUNDS, DEFAULT_PROMISE_SETTINGS } from "@belay/contrac
 import { expect } from "vitest";
 import { promiseClause } from "../clause.js";
 import { LISTENER, MINUTE, T0, TARGET_TAGS, createPromise, createRequest, createTargeted, expectCode, fencedCreate, holdTask, ok, suspend } from "../fixtures.js";
+import { expectNamedCapabilities } from "../../suite-stores.js";
 import type { PromiseSuiteContext } from "../suite-context.js";
 
 // The store as a whole: what it declares, migrate, reset and snapshot (the protocol's debug.reset
@@ -10,14 +11,10 @@ import type { PromiseSuiteContext } from "../suite-context.js";
 export function promiseStoreClauses(ctx: PromiseSuiteContext): void {
   promiseClause("store: capabilities declare a name, the default bounds and settings, and whether the step hook exists", async () => {
     const store = await ctx.store();
-    const { capabilities } = store;
-    expect(typeof capabilities.name).toBe("string");
-    expect(capabilities.name.length).toBeGreaterThan(0);
-    expect(capabilities.bounds).toEqual(DEFAULT_PROMISE_BOUNDS);
-    expect(capabilities.settings).toEqual(DEFAULT_PROMISE_SETTINGS);
-    expect(typeof capabilities.stepHook).toBe("boolean");
-    if (capabilities.stepHook) expect(typeof store.setStepHook).toBe("function");
-    else if (store.setStepHook) expect(() => store.setStepHook!(null)).toThrow();
+    expectNamedCapabilities(store);
+    expect(store.capabilities.bounds).toEqual(DEFAULT_PROMISE_BOUNDS);
+    expect(store.capabilities.settings).toEqual(DEFAULT_PROMISE_SETTINGS);
+    if (!store.capabilities.stepHook && store.setStepHook) expect(() => store.setStepHook!(null)).toThrow();
   });
 
   promiseClause("store: migrate is idempotent on an up-to-date store and keeps the data", async () => {

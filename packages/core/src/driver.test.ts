@@ -102,6 +102,15 @@ class Rig {
     return this.step({ type: "started" }, now);
   }
 
+  /** A rig started at 0 that has claimed two fresh jobs at 0, both running: where most lease and outcome tests begin. */
+  static running(overrides: Partial<DriverConfig> = {}): { rig: Rig; a: ClaimedJob; b: ClaimedJob } {
+    const rig = new Rig(overrides);
+    rig.start(0);
+    const [a, b] = jobs(2) as [ClaimedJob, ClaimedJob];
+    rig.claimed([a, b], null, 0);
+    return { rig, a, b };
+  }
+
   last<T extends DriverCommand["type"]>(type: T): Command<T> {
     const found = this.#latest.get(type);
     if (found === undefined) throw new Error(`no ${type} command issued yet`);
@@ -500,10 +509,7 @@ describe("driver: outcome buffering", () => {
   });
 
   it("outcomes: cancelled and unroutable results become those outcomes", () => {
-    const rig = new Rig({ pollIntervalMs: 100_000, maxPollIntervalMs: 100_000 });
-    rig.start(0);
-    const [a, b] = jobs(2);
-    rig.claimed([a!, b!], null, 0);
+    const { rig, a, b } = Rig.running({ pollIntervalMs: 100_000, maxPollIntervalMs: 100_000 });
     rig.finished(a!, { type: "cancelled", addTags: [] });
     rig.finished(b!, { type: "unroutable", reason: "unknown job name" });
     rig.reported();
@@ -512,10 +518,7 @@ describe("driver: outcome buffering", () => {
   });
 
   it("outcomes: a transient report fault backs off, then resends the same outcomes with the newer ones", () => {
-    const rig = new Rig({ pollIntervalMs: 100_000, maxPollIntervalMs: 100_000, faultBackoffMs: { min: 100, max: 1_600 } });
-    rig.start(0);
-    const [a, b] = jobs(2);
-    rig.claimed([a!, b!], null, 0);
+    const { rig, a, b } = Rig.running({ pollIntervalMs: 100_000, maxPollIntervalMs: 100_000, faultBackoffMs: { min: 100, max: 1_600 } });
     expect(rig.finished(a!, ok, 10)).toContainEqual(expect.objectContaining({ type: "report" }));
     rig.finished(b!, ok, 11);
     const out = rig.step({ type: "reportFailed", batchId: rig.last("report").batchId, fault: { transient: true, message: "busy" } }, 20);
@@ -631,10 +634,7 @@ describe("driver: heartbeats", () => {
   });
 
   it("heartbeat: reported outcomes leave the heartbeat; with nothing held there is none", () => {
-    const rig = new Rig(quiet);
-    rig.start(0);
-    const [a, b] = jobs(2);
-    rig.claimed([a!, b!], null, 0);
+    const { rig, a, b } = Rig.running(quiet);
     rig.finished(a!, ok, 1_000);
     rig.reported(1_001);
     rig.step({ type: "timer" }, 20_000);
@@ -648,10 +648,7 @@ describe("driver: heartbeats", () => {
   });
 
   it("heartbeat: a lost lease aborts the handler (leaseLost) and its later outcome is not reported", () => {
-    const rig = new Rig(quiet);
-    rig.start(0);
-    const [a, b] = jobs(2);
-    rig.claimed([a!, b!], null, 0);
+    const { rig, a, b } = Rig.running(quiet);
     rig.step({ type: "timer" }, 20_000);
     const out = rig.heartbeatAnswered({ [a!.id]: "lost" }, 20_010);
     expect(only(out, "abort")).toEqual([{ type: "abort", jobId: a!.id, reason: "leaseLost" }]);
@@ -667,10 +664,7 @@ describe("driver: heartbeats", () => {
   });
 
   it("heartbeat: a lost lease drops that job's buffered outcome", () => {
-    const rig = new Rig(quiet);
-    rig.start(0);
-    const [a, b] = jobs(2);
-    rig.claimed([a!, b!], null, 0);
+    const { rig, a, b } = Rig.running(quiet);
     rig.finished(a!, ok, 1_000); // report in flight
     rig.finished(b!, ok, 2_000); // buffered
     rig.step({ type: "timer" }, 20_000);
@@ -681,10 +675,7 @@ describe("driver: heartbeats", () => {
   });
 
   it("heartbeat: cancel requested aborts the handler (cancelRequested) and its failure is reported as cancelled", () => {
-    const rig = new Rig(quiet);
-    rig.start(0);
-    const [a, b] = jobs(2);
-    rig.claimed([a!, b!], null, 0);
+    const { rig, a, b } = Rig.running(quiet);
     rig.step({ type: "timer" }, 20_000);
     const out = rig.heartbeatAnswered({ [a!.id]: "cancelRequested" }, 20_010);
     expect(only(out, "abort")).toEqual([{ type: "abort", jobId: a!.id, reason: "cancelRequested" }]);
@@ -748,10 +739,7 @@ describe("driver: faults", () => {
   });
 
   it("faults: a non-transient report fault halts too, and the lost batch is not resent", () => {
-    const rig = new Rig();
-    rig.start(0);
-    const [a, b] = jobs(2);
-    rig.claimed([a!, b!], null, 0);
+    const { rig, a, b } = Rig.running();
     rig.finished(a!, ok, 10);
     const out = rig.step({ type: "reportFailed", batchId: rig.last("report").batchId, fault: { transient: false, message: "disk full" } }, 20);
     expect(out).toEqual([
@@ -894,10 +882,7 @@ describe("driver: graceful stop", () => {
   const quiet = { pollIntervalMs: 1_000, maxPollIntervalMs: 1_000 };
 
   it("stop: stops claiming, lets running jobs finish, reports them, then emits stopped once", () => {
-    const rig = new Rig(quiet);
-    rig.start(0);
-    const [a, b] = jobs(2);
-    rig.claimed([a!, b!], null, 0);
+    const { rig, a, b } = Rig.running(quiet);
     const claimsBefore = only(rig.log, "claim").length;
     expect(rig.step({ type: "stopRequested" }, 10)).not.toContainEqual({ type: "stopped" });
     expect(rig.driver.snapshot().phase).toBe("stopping");
@@ -958,10 +943,7 @@ describe("driver: graceful stop", () => {
   });
 
   it("stop: outcomes still unreported at the deadline are flushed before stopped", () => {
-    const rig = new Rig(quiet);
-    rig.start(0);
-    const [a, b] = jobs(2);
-    rig.claimed([a!, b!], null, 0);
+    const { rig, a, b } = Rig.running(quiet);
     rig.step({ type: "stopRequested" }, 10);
     rig.finished(a!, ok, 20); // report in flight at the deadline
     const out = rig.step({ type: "stopDeadline" }, 30_000);

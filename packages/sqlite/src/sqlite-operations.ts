@@ -154,12 +154,12 @@ export class SqliteOperations implements contract.JobStoreOperations {
    * file (checked first: `InvalidTransactionError` otherwise), under a savepoint. `afterCommit()`
    * sends the hints to this store's listeners.
    */
-  enqueueThrough(executor: contract.QueryExecutor, request: contract.EnqueueThroughRequest): Promise<contract.EnqueuedThrough<readonly contract.EnqueueResult[]>> {
-    return this.#through(executor, "enqueue", enqueue, request, keepEnqueue);
+  async enqueueThrough(executor: contract.QueryExecutor, request: contract.EnqueueThroughRequest): Promise<contract.EnqueuedThrough<readonly contract.EnqueueResult[]>> {
+    return this.#inCaller(await this.#throughExecutor(executor), "enqueue", enqueue, request, keepEnqueue);
   }
 
-  enqueueWorkflowThrough(executor: contract.QueryExecutor, request: contract.EnqueueWorkflowThroughRequest): Promise<contract.EnqueuedThrough<contract.EnqueueWorkflowResult>> {
-    return this.#through(executor, "enqueueWorkflow", enqueueWorkflow, request, keepWorkflow);
+  async enqueueWorkflowThrough(executor: contract.QueryExecutor, request: contract.EnqueueWorkflowThroughRequest): Promise<contract.EnqueuedThrough<contract.EnqueueWorkflowResult>> {
+    return this.#inCaller(await this.#throughExecutor(executor), "enqueueWorkflow", enqueueWorkflow, request, keepWorkflow);
   }
 
   // ---- internals -----------------------------------------------------------------------------
@@ -205,16 +205,10 @@ export class SqliteOperations implements contract.JobStoreOperations {
     return this.#callers.onConnection(tx);
   }
 
-  /** Checks `executor` is inside an open transaction on this store's file, then runs the enqueue there. */
-  async #through<R, T>(
-    executor: contract.QueryExecutor,
-    operation: string,
-    op: IoWrite<R, T>,
-    request: R,
-    keep: (result: T) => boolean,
-  ): Promise<contract.EnqueuedThrough<T>> {
+  /** `executor` checked to be inside an open transaction on this store's file, to run an enqueue on. */
+  #throughExecutor(executor: contract.QueryExecutor): Promise<CallerExecutor> {
     this.#conn.assertOpen();
-    return this.#inCaller(await this.#callers.through(executor), operation, op, request, keep);
+    return this.#callers.through(executor);
   }
 
   /** Runs an enqueue inside the caller's transaction; the hints wait for `afterCommit()`. */

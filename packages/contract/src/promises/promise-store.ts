@@ -59,18 +59,13 @@ export interface ScheduleFiring {
   readonly nextRunAt: Instant;
 }
 
-/** A message taken from the outbox for delivery. */
-export interface OutboxDelivery {
+/** A message taken from the outbox for delivery: its row's address, `createdAt` and `takes` (this take included). */
+export interface OutboxDelivery extends Pick<OutboxRow, "address" | "createdAt" | "takes"> {
   /** `execute:<task id>` or `unblock:<promise id>`; with `address`, the message's key. */
   readonly key: string;
-  readonly address: string;
   readonly message: PromiseMessage;
   /** Acknowledge (or release) with this token: an older take's token never touches a newer message. */
   readonly token: number;
-  /** When the message was written. */
-  readonly createdAt: Instant;
-  /** How many times it has been taken, this take included. */
-  readonly takes: number;
 }
 
 /** Everything a promise store holds (the protocol's `debug.snap`). */

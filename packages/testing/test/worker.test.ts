@@ -1,8 +1,8 @@
 import { type JobStore, TransientStoreError } from "@belay/contract";
-import { defineJob, JobAbortedError, PermanentJobError, request, type WorkerEvent } from "@belay/core";
+import { type AnyJobDefinition, defineJob, JobAbortedError, PermanentJobError, request, type WorkerEvent } from "@belay/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createTestHarness, type TestHarness } from "../src/index.js";
+import { createTestHarness, type TestHarness, type TestHarnessOptions } from "../src/index.js";
 
 /** A promise with its resolver, for handlers the test holds open. */
 function gate(): { promise: Promise<void>; open: () => void } {
@@ -11,11 +11,30 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
+/** A job whose one attempt fails, so it is dead-lettered at once. */
+function doomedJob(name: string, message: string) {
+  return defineJob({
+    name,
+    retry: { maxAttempts: 1 },
+    handler: () => {
+      throw new Error(message);
+    },
+  });
+}
+
 let harness: TestHarness | undefined;
 afterEach(async () => {
   await harness?.stop({ timeoutMs: 1_000 });
   harness = undefined;
 });
+
+/** A harness (the test's) running `job` with `worker` options, the job enqueued once and the clock advanced `ms`. */
+async function runOnce(job: AnyJobDefinition, ms: number, worker: TestHarnessOptions["worker"] = {}): Promise<{ h: TestHarness; id: string }> {
+  const h = (harness = await createTestHarness({ jobs: [job], worker }));
+  const { id } = await h.client.enqueue(job, undefined);
+  await h.advance(ms);
+  return { h, id };
+}
 
 describe("worker on the memory store", () => {
   it("never runs more handlers than the pool size, even when a burst of 10x the pool is due", async () => {
@@ -58,20 +77,18 @@ describe("worker on the memory store", () => {
         return { done: true };
       },
     });
-    harness = await createTestHarness({ jobs: [job], worker: { leaseMs: 3_000, maintenanceIntervalMs: 600_000 } });
-    const { id } = await harness.client.enqueue(job, undefined);
-    await harness.advance(0);
-    expect((await harness.job(id)).state).toBe("leased");
+    const { h, id } = await runOnce(job, 0, { leaseMs: 3_000, maintenanceIntervalMs: 600_000 });
+    expect((await h.job(id)).state).toBe("leased");
     // Another node's sweep decides the lease is gone (its clock says so): the job is rescheduled.
-    await harness.store.expireLeases({ now: harness.now() + 10_000, max: 10, retry: { maxAttempts: 5, delaysMs: [60_000] } });
-    await harness.advance(1_000); // the next heartbeat learns the lease is lost
+    await h.store.expireLeases({ now: h.now() + 10_000, max: 10, retry: { maxAttempts: 5, delaysMs: [60_000] } });
+    await h.advance(1_000); // the next heartbeat learns the lease is lost
     expect(abortReason).toBeInstanceOf(JobAbortedError);
     expect((abortReason as JobAbortedError).reason).toBe("leaseLost");
     release.open();
-    await harness.advance(0);
-    const history = await harness.history(id);
+    await h.advance(0);
+    const history = await h.history(id);
     expect(history.map((t) => t.state)).toEqual(["scheduled", "leased", "scheduled"]);
-    expect(await harness.store.getJobOutput(id)).toBeNull();
+    expect(await h.store.getJobOutput(id)).toBeNull();
   });
 
   it("lets running handlers finish on a graceful stop and records their outcomes", async () => {
@@ -101,10 +118,8 @@ describe("worker on the memory store", () => {
       handler: (_: void, ctx) =>
         new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject((reason = ctx.signal.reason)))),
     });
-    harness = await createTestHarness({ jobs: [job] });
-    const { id } = await harness.client.enqueue(job, undefined);
-    await harness.advance(0);
-    await harness.stop({ timeoutMs: 5_000 });
+    const { h } = await runOnce(job, 0);
+    await h.stop({ timeoutMs: 5_000 });
     harness = undefined;
     expect((reason as JobAbortedError).reason).toBe("stopping");
   });
@@ -131,26 +146,18 @@ describe("worker on the memory store", () => {
           }),
         ),
     });
-    harness = await createTestHarness({ jobs: [job], worker: { leaseMs: 3_000 } });
-    const { id } = await harness.client.enqueue(job, undefined);
-    await harness.advance(0);
-    expect(await harness.client.cancel(id, { actor: "alice" })).toEqual({ status: "cancelRequested" });
-    await harness.advance(1_000); // next heartbeat carries the request
+    const { h, id } = await runOnce(job, 0, { leaseMs: 3_000 });
+    expect(await h.client.cancel(id, { actor: "alice" })).toEqual({ status: "cancelRequested" });
+    await h.advance(1_000); // next heartbeat carries the request
     expect(sawAbort).toBe(true);
-    const record = await harness.job(id);
+    const record = await h.job(id);
     expect(record.state).toBe("cancelled");
     expect(record.terminalCause).toContain("alice");
   });
 
   it("cancels a child whose parent fails, and runs its on-any-terminal sibling", async () => {
     const ran: string[] = [];
-    const parent = defineJob({
-      name: "parent",
-      retry: { maxAttempts: 1 },
-      handler: () => {
-        throw new Error("parent broke");
-      },
-    });
+    const parent = doomedJob("parent", "parent broke");
     const child = defineJob({ name: "child", handler: (label: string) => void ran.push(label) });
     harness = await createTestHarness({ jobs: [parent, child] });
     const p = await harness.client.enqueue(parent, undefined);
@@ -198,10 +205,8 @@ describe("worker on the memory store", () => {
         throw new PermanentJobError("no such account");
       },
     });
-    harness = await createTestHarness({ jobs: [job] });
-    const { id } = await harness.client.enqueue(job, undefined);
-    await harness.advance(0);
-    expect(await harness.job(id)).toMatchObject({ state: "deadLettered", attempt: 1 });
+    const { h, id } = await runOnce(job, 0);
+    expect(await h.job(id)).toMatchObject({ state: "deadLettered", attempt: 1 });
   });
 
   it("runs a nightly schedule 30 times in a 30-day month, each at its tick", async () => {
@@ -261,21 +266,10 @@ describe("worker on the memory store", () => {
 
   it("tells observers about dead-lettered jobs, at least once", async () => {
     const seen: string[] = [];
-    const job = defineJob({
-      name: "doomed",
-      retry: { maxAttempts: 1 },
-      handler: () => {
-        throw new Error("nope");
-      },
-    });
-    harness = await createTestHarness({
-      jobs: [job],
-      worker: { observers: [{ id: "pager", states: ["deadLettered"], handle: (d) => void seen.push(d.jobId) }] },
-    });
-    const { id } = await harness.client.enqueue(job, undefined);
-    await harness.advance(2_000);
+    const job = doomedJob("doomed", "nope");
+    const { h, id } = await runOnce(job, 2_000, { observers: [{ id: "pager", states: ["deadLettered"], handle: (d) => void seen.push(d.jobId) }] });
     expect(seen).toEqual([id]);
-    expect((await harness.store.getObserver("pager"))?.pending).toBe(0);
+    expect((await h.store.getObserver("pager"))?.pending).toBe(0);
   });
 
   it("marks a pump degraded on transient store faults and recovers; halts it on other faults", async () => {

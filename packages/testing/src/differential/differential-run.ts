@@ -171,6 +171,18 @@ export async function runDifferential<O extends ProtocolSystem, S extends Protoc
   const settle = async (rule: DifferenceRule<O, S>, result: boolean | Promise<boolean>) => {
     if ((result instanceof Promise ? await result : result) === true) hit(rule);
   };
+  /** The pair after each rule that explains a difference in it (a rule answering `null` sees none), and those rules' names. */
+  const explain = <P>(pair: P, rulesOf: readonly DifferenceRule<O, S>[], apply: (rule: DifferenceRule<O, S>, pair: P) => P | null) => {
+    const applied: string[] = [];
+    for (const rule of rulesOf) {
+      const next = apply(rule, pair);
+      if (next === null) continue;
+      applied.push(rule.name);
+      hit(rule);
+      pair = next;
+    }
+    return { pair, applied };
+  };
 
   const fail = (index: number, step: StreamStep, what: string, details: string, applied: readonly string[]): never => {
     const replay = options.replay?.(seed) ?? `seed ${seed}`;
@@ -192,15 +204,8 @@ export async function runDifferential<O extends ProtocolSystem, S extends Protoc
   let lastMatch = -1;
   const compareSnapshots = async (index: number, step: StreamStep) => {
     const context: RunContext<O, S> = { seed, index, now: step.now, oracle, subject };
-    let pair: SnapshotPair = { oracle: await oracle.snapshot(step.now), subject: await subject.snapshot(step.now) };
-    const applied: string[] = [];
-    for (const rule of snapshots) {
-      const next = rule.snapshots!(pair, context);
-      if (next === null) continue;
-      applied.push(rule.name);
-      hit(rule);
-      pair = next;
-    }
+    const raw: SnapshotPair = { oracle: await oracle.snapshot(step.now), subject: await subject.snapshot(step.now) };
+    const { pair, applied } = explain(raw, snapshots, (rule, p) => rule.snapshots!(p, context));
     if (!sameJson(pair.oracle, pair.subject)) {
       const since = lastMatch < 0 ? "since the start" : `after step ${lastMatch}, the last snapshots that matched`;
       fail(index, step, `snapshots differ (the states parted ${since})`, snapshotDiff(pair), applied);
@@ -231,15 +236,7 @@ export async function runDifferential<O extends ProtocolSystem, S extends Protoc
       }
     };
     const raw: AnswerPair = { oracle: await run(oracle), subject: await run(subject) };
-    let pair = raw;
-    const applied: string[] = [];
-    for (const rule of answers) {
-      const next = rule.answers!(pair, stepContext);
-      if (next === null) continue;
-      applied.push(rule.name);
-      hit(rule);
-      pair = next;
-    }
+    const { pair, applied } = explain(raw, answers, (rule, p) => rule.answers!(p, stepContext));
     if (!sameJson(pair.oracle, pair.subject)) {
       fail(index, step, "answers differ", `${oracle.name}: ${canonicalJson(raw.oracle)}\n${subject.name}: ${canonicalJson(raw.subject)}`, applied);
     }

@@ -1,4 +1,4 @@
-import type { JobAxes, JobEvent, JobSpec, JobsPlan, PromiseAxes, PromisesPlan, SimPlan } from "./plan.js";
+import type { JobEvent, JobSpec, JobsPlan, PromisesPlan, SimPlan } from "./plan.js";
 import { runPlan } from "./run.js";
 import type { SabotageName } from "./sabotage.js";
 import type { OracleName, Violation } from "./violations.js";
@@ -103,18 +103,24 @@ function jobCuts(start: JobsPlan): ((p: JobsPlan) => JobsPlan)[] {
         : p,
     );
   }
-  for (const key of Object.keys(start.axes) as (keyof JobAxes)[]) {
-    if (start.axes[key] !== 0) track((p) => (p.axes[key] === 0 ? p : { ...p, axes: { ...p.axes, [key]: 0 } }));
+  cuts.push(...axisAndMemberCuts(start, (p) => p.nodes, (p, n) => ({ ...p, nodes: n, events: p.events.filter((e) => !("node" in e) || e.node < n) })));
+  return cuts;
+}
+
+/**
+ * The cuts both halves have, in this order: each fault axis off; fewer members (nodes or workers:
+ * `members` counts them, `keep` keeps the first `n` and their events), each down to one; each
+ * member's clock skew zeroed.
+ */
+function axisAndMemberCuts<P extends JobsPlan | PromisesPlan>(start: P, members: (p: P) => number, keep: (p: P, n: number) => P): ((p: P) => P)[] {
+  const cuts: ((p: P) => P)[] = [];
+  const axes = (p: P) => p.axes as unknown as Readonly<Record<string, number>>;
+  for (const key of Object.keys(start.axes)) {
+    if (axes(start)[key] !== 0) cuts.push((p) => (axes(p)[key] === 0 ? p : { ...p, axes: { ...p.axes, [key]: 0 } }));
   }
-  for (let n = start.nodes - 1; n >= 1; n--) {
-    track((p) =>
-      p.nodes <= n
-        ? p
-        : { ...p, nodes: n, skewMs: p.skewMs.slice(0, n), events: p.events.filter((e) => !("node" in e) || e.node < n) },
-    );
-  }
+  for (let n = members(start) - 1; n >= 1; n--) cuts.push((p) => (members(p) <= n ? p : keep({ ...p, skewMs: p.skewMs.slice(0, n) }, n)));
   for (let i = 0; i < start.skewMs.length; i++) {
-    track((p) => (p.skewMs[i] ? { ...p, skewMs: p.skewMs.map((s, j) => (j === i ? 0 : s)) } : p));
+    cuts.push((p) => (p.skewMs[i] ? { ...p, skewMs: p.skewMs.map((s, j) => (j === i ? 0 : s)) } : p));
   }
   return cuts;
 }
@@ -142,19 +148,7 @@ function withoutJob(plan: JobsPlan, id: string): JobsPlan {
 function promiseCuts(start: PromisesPlan): ((p: PromisesPlan) => PromisesPlan)[] {
   const cuts: ((p: PromisesPlan) => PromisesPlan)[] = [];
   const track = (cut: (p: PromisesPlan) => PromisesPlan) => cuts.push(cut);
-  for (const key of Object.keys(start.axes) as (keyof PromiseAxes)[]) {
-    if (start.axes[key] !== 0) track((p) => (p.axes[key] === 0 ? p : { ...p, axes: { ...p.axes, [key]: 0 } }));
-  }
-  for (let n = start.workers - 1; n >= 1; n--) {
-    track((p) =>
-      p.workers <= n
-        ? p
-        : { ...p, workers: n, skewMs: p.skewMs.slice(0, n), events: p.events.filter((e) => e.kind !== "crash" || e.worker < n) },
-    );
-  }
-  for (let i = 0; i < start.skewMs.length; i++) {
-    track((p) => (p.skewMs[i] ? { ...p, skewMs: p.skewMs.map((s, j) => (j === i ? 0 : s)) } : p));
-  }
+  cuts.push(...axisAndMemberCuts(start, (p) => p.workers, (p, n) => ({ ...p, workers: n, events: p.events.filter((e) => e.kind !== "crash" || e.worker < n) })));
   // Roots: fewer children, shallower, not listened to.
   for (const e of start.events) {
     if (e.kind !== "root") continue;

@@ -14,6 +14,21 @@ interface Entry {
   cancelled: boolean;
 }
 
+/** Scheduler steps in one virtual second past which the whole run counts as a runaway. */
+const RUNAWAY_EVENTS_PER_SECOND = 200_000;
+
+/** What {@link Scheduler.drive} asks of the world it runs. */
+export interface DriveHooks {
+  /** After every event (e.g. the oracles look at the store). */
+  afterStep(): void | Promise<void>;
+  /** Too many steps in one virtual second; the world reports it and halts. */
+  runaway(message: string): void;
+  /** A violation is final or the world halted: the run ends. */
+  stopped(): boolean;
+  /** Nothing is left to do: the run ends drained. */
+  drained(): boolean;
+}
+
 /**
  * The simulator's one timeline: events at virtual instants, run one at a time in (instant,
  * creation) order, so a run is a pure function of its plan. `now` is true time; nodes read it
@@ -75,6 +90,27 @@ export class Scheduler {
       if (top.settle) await new Promise<void>((resolve) => setImmediate(resolve));
       return true;
     }
+  }
+
+  /**
+   * Runs events due up to `deadline` until the world has `stopped` or is `drained`; returns whether
+   * it drained. Both halves' worlds run this way.
+   */
+  async drive(deadline: Instant, hooks: DriveHooks): Promise<boolean> {
+    let second = -1;
+    let stepsThisSecond = 0;
+    while (await this.step(deadline)) {
+      await hooks.afterStep();
+      const now = Math.floor(this.#now / 1_000);
+      if (now !== second) {
+        second = now;
+        stepsThisSecond = 0;
+      }
+      if (++stepsThisSecond > RUNAWAY_EVENTS_PER_SECOND) hooks.runaway(`more than ${RUNAWAY_EVENTS_PER_SECOND} simulator steps in one virtual second`);
+      if (hooks.stopped()) return false;
+      if (hooks.drained()) return true;
+    }
+    return false;
   }
 
   /** Moves time forward to `at` without running anything (nothing may be due before it). */

@@ -66,7 +66,7 @@ export function swarmJobsPlan(seed: Seed, rng: Rng, sabotage: SabotageName | nul
     retention: rng.chance(0.2),
     delays: on(),
   };
-  const axes: { -readonly [K in keyof JobAxes]: JobAxes[K] } = { ...NO_AXES };
+  const axes: MutableAxes = { ...NO_AXES };
   if (on()) axes.handlerFailure = band(0.05, 0.4);
   if (on()) axes.permanentFailure = band(0.02, 0.15);
   if (on()) axes.handlerHang = band(0.02, 0.1);
@@ -214,54 +214,34 @@ export function swarmJobsPlan(seed: Seed, rng: Rng, sabotage: SabotageName | nul
   };
 }
 
-/** What each sabotage needs to show itself, forced on. */
-function applyProfile(sabotage: SabotageName | null, f: Features, axes: { -readonly [K in keyof JobAxes]: JobAxes[K] }): void {
-  switch (sabotage) {
-    case "claimIgnoresLimit":
-      f.limits = true;
-      break;
-    case "claimIgnoresPause":
-    case "unauditedResume":
-      f.pauses = true;
-      break;
-    case "claimQuarantined":
-      f.quarantine = true;
-      break;
-    case "cursorRewind":
-      f.schedules = true;
-      f.retention = true;
-      break;
-    case "plannerBlind":
-      f.schedules = true;
-      axes.longHandler = 0.5;
-      break;
-    case "deliveriesReordered":
-    case "deadLetterDelivered":
-    case "observerSkips":
-      f.observers = true;
-      break;
-    case "inflatedDeliveryAttempts":
-      f.observers = true;
-      axes.observerFailure = 0.3;
-      break;
-    case "groupPolicyWins":
-    case "attemptRewind":
-      axes.handlerFailure = 0.6;
-      break;
-    case "sweepRequeuesDead":
-      axes.permanentFailure = 0.3;
-      break;
-    case "claimIgnoresLease":
-    case "unfencedReport":
-    case "doubleDisposal":
-      axes.longHandler = 0.3;
-      axes.heartbeatLoss = 0.5;
-      f.isolation = true;
-      break;
-    case "idleSleepsForever":
-      f.delays = true;
-      break;
-    default:
-      break;
-  }
+type MutableAxes = { -readonly [K in keyof JobAxes]: JobAxes[K] };
+
+/** A handler outliving its lease, its heartbeats lost, its node cut off: a stale holder. */
+const STALE_HOLDER = { f: { isolation: true }, axes: { longHandler: 0.3, heartbeatLoss: 0.5 } };
+
+/** What each sabotage needs to show itself, forced on: scenario features and fault axes. */
+const PROFILES: Partial<Record<SabotageName, { readonly f?: Partial<Features>; readonly axes?: Partial<JobAxes> }>> = {
+  claimIgnoresLimit: { f: { limits: true } },
+  claimIgnoresPause: { f: { pauses: true } },
+  unauditedResume: { f: { pauses: true } },
+  claimQuarantined: { f: { quarantine: true } },
+  cursorRewind: { f: { schedules: true, retention: true } },
+  plannerBlind: { f: { schedules: true }, axes: { longHandler: 0.5 } },
+  deliveriesReordered: { f: { observers: true } },
+  deadLetterDelivered: { f: { observers: true } },
+  observerSkips: { f: { observers: true } },
+  inflatedDeliveryAttempts: { f: { observers: true }, axes: { observerFailure: 0.3 } },
+  groupPolicyWins: { axes: { handlerFailure: 0.6 } },
+  attemptRewind: { axes: { handlerFailure: 0.6 } },
+  sweepRequeuesDead: { axes: { permanentFailure: 0.3 } },
+  claimIgnoresLease: STALE_HOLDER,
+  unfencedReport: STALE_HOLDER,
+  doubleDisposal: STALE_HOLDER,
+  idleSleepsForever: { f: { delays: true } },
+};
+
+function applyProfile(sabotage: SabotageName | null, f: Features, axes: MutableAxes): void {
+  const profile = sabotage === null ? undefined : PROFILES[sabotage];
+  Object.assign(f, profile?.f);
+  Object.assign(axes, profile?.axes);
 }

@@ -15,8 +15,6 @@ import { SimNode } from "./sim-node.js";
 export const SIM_START: Instant = Date.UTC(2026, 0, 1);
 /** The operator's actor name in audit records. */
 export const OPERATOR = "operator";
-/** Scheduler steps in one virtual second past which the whole run counts as a runaway. */
-const RUNAWAY_EVENTS_PER_SECOND = 200_000;
 
 /** What a run of the job half tells its caller. */
 export interface JobRunStats {
@@ -162,26 +160,15 @@ export class JobWorld {
     }
     scheduler.at(this.faultsEndAt, () => this.#stopFaults());
     const deadline = this.faultsEndAt + plan.drainMs;
-    let second = -1;
-    let eventsThisSecond = 0;
-    let drained = false;
-    while (await scheduler.step(deadline)) {
-      await this.#afterStep();
-      const now = Math.floor(scheduler.now / 1_000);
-      if (now !== second) {
-        second = now;
-        eventsThisSecond = 0;
-      }
-      if (++eventsThisSecond > RUNAWAY_EVENTS_PER_SECOND) {
-        this.violations.report("runaway", `more than ${RUNAWAY_EVENTS_PER_SECOND} simulator steps in one virtual second`);
+    const drained = await scheduler.drive(deadline, {
+      afterStep: () => this.#afterStep(),
+      runaway: (message) => {
+        this.violations.report("runaway", message);
         this.#halted = true;
-      }
-      if (this.violations.done || this.#halted) break;
-      if (!this.faultsActive && this.#drained()) {
-        drained = true;
-        break;
-      }
-    }
+      },
+      stopped: () => this.violations.done || this.#halted,
+      drained: () => !this.faultsActive && this.#drained(),
+    });
     if (!drained && !this.violations.done && !this.#halted) await this.#checkLiveness();
     return { steps: scheduler.steps, jobs: this.jobOracles.jobs.size, virtualMs: scheduler.now - SIM_START, drained };
   }

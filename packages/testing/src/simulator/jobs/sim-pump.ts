@@ -1,7 +1,7 @@
-import { type ClaimedJob, isBelayError } from "@belay/contract";
-import { type AbortReason, type DriverCommand, type DriverConfig, type DriverEvent, type ExecutionResult, NodeDriver } from "@belay/core";
+import { type ClaimedJob, type HeldLease, isBelayError } from "@belay/contract";
+import { type AbortReason, type DriverCommand, type DriverConfig, type DriverEvent, type ExecutionResult, type MaintenanceTask, NodeDriver } from "@belay/core";
 import type { EventHandle } from "../scheduler.js";
-import type { StoreLink } from "../store-link.js";
+import type { LinkCall, StoreLink } from "../store-link.js";
 import { type Behaviour, behaviourOf, resultOf } from "./handlers.js";
 import type { JobWorld } from "./job-world.js";
 
@@ -139,6 +139,18 @@ export class SimPump {
     const now = this.now();
     const call = this.#link.call.bind(this.#link);
     const post = (event: DriverEvent) => this.post(event);
+    /** A store call writing `leases`: the oracle is told before it is performed. */
+    const writing = <T>(leases: readonly HeldLease[], link: LinkCall<T>) =>
+      call({
+        ...link,
+        perform: () => {
+          oracles.recordWrites(workerId, leases, now);
+          return link.perform();
+        },
+      });
+    /** A maintenance task's store call: its failure is the task's `maintenanceFailed`. */
+    const maintain = <T>(task: MaintenanceTask, op: string, perform: () => Promise<T>, answer: (result: T) => void) =>
+      call({ op, perform, answer, fail: (e) => post({ type: "maintenanceFailed", task, fault: classify(e), now: this.now() }) });
     switch (command.type) {
       case "claim":
         call({
@@ -152,12 +164,9 @@ export class SimPump {
         this.#execute(command.job);
         break;
       case "report":
-        call({
+        writing(command.reports, {
           op: "reportOutcomes",
-          perform: () => {
-            oracles.recordWrites(workerId, command.reports, now);
-            return store.reportOutcomes({ reports: command.reports, now });
-          },
+          perform: () => store.reportOutcomes({ reports: command.reports, now }),
           answer: (results) => post({ type: "reported", batchId: command.batchId, results, now: this.now() }),
           fail: (e) => post({ type: "reportFailed", batchId: command.batchId, fault: classify(e), now: this.now() }),
         });
@@ -176,31 +185,28 @@ export class SimPump {
         this.#abort(command.jobId, command.reason);
         break;
       case "release":
-        call({
+        writing(command.leases, {
           op: "release",
-          perform: () => {
-            oracles.recordWrites(workerId, command.leases, now);
-            return raw.release({ workerId, leases: command.leases, now });
-          },
+          perform: () => raw.release({ workerId, leases: command.leases, now }),
           answer: (results) => post({ type: "released", results, now: this.now() }),
           fail: (e) => post({ type: "releaseFailed", leases: command.leases, fault: classify(e), now: this.now() }),
         });
         break;
       case "expireLeases":
-        call({
-          op: "expireLeases",
-          perform: () => store.expireLeases({ now, max: command.max, ...(command.queues === undefined ? {} : { queues: command.queues }), retry: command.retry }),
-          answer: ({ expired }) => post({ type: "maintained", task: "expireLeases", count: expired.length, full: expired.length >= command.max, now: this.now() }),
-          fail: (e) => post({ type: "maintenanceFailed", task: "expireLeases", fault: classify(e), now: this.now() }),
-        });
+        maintain(
+          "expireLeases",
+          "expireLeases",
+          () => store.expireLeases({ now, max: command.max, ...(command.queues === undefined ? {} : { queues: command.queues }), retry: command.retry }),
+          ({ expired }) => post({ type: "maintained", task: "expireLeases", count: expired.length, full: expired.length >= command.max, now: this.now() }),
+        );
         break;
       case "acquireMaintainerLease":
-        call({
-          op: "acquireMaintainerLease",
-          perform: () => raw.acquireMaintainerLease({ holder: command.holder, leaseMs: command.leaseMs, now }),
-          answer: (result) => post({ type: "maintainerLeaseAnswered", result, now: this.now() }),
-          fail: (e) => post({ type: "maintenanceFailed", task: "maintainerLease", fault: classify(e), now: this.now() }),
-        });
+        maintain(
+          "maintainerLease",
+          "acquireMaintainerLease",
+          () => raw.acquireMaintainerLease({ holder: command.holder, leaseMs: command.leaseMs, now }),
+          (result) => post({ type: "maintainerLeaseAnswered", result, now: this.now() }),
+        );
         break;
       case "releaseMaintainerLease":
         call({
@@ -211,31 +217,21 @@ export class SimPump {
         });
         break;
       case "loadSchedules":
-        call({
-          op: "listSchedules",
-          perform: () => store.listSchedules(),
-          answer: (schedules) => post({ type: "schedulesLoaded", schedules, now: this.now() }),
-          fail: (e) => post({ type: "maintenanceFailed", task: "schedules", fault: classify(e), now: this.now() }),
-        });
+        maintain("schedules", "listSchedules", () => store.listSchedules(), (schedules) => post({ type: "schedulesLoaded", schedules, now: this.now() }));
         break;
       case "mintDue":
-        call({
-          op: "mintDue",
-          perform: () => store.mintDue({ decisions: command.decisions, now }),
-          answer: (results) => {
-            const minted = results.reduce((n, r) => n + (r.status === "minted" ? r.jobIds.length : 0), 0);
-            post({ type: "maintained", task: "schedules", count: minted, full: false, now: this.now() });
-          },
-          fail: (e) => post({ type: "maintenanceFailed", task: "schedules", fault: classify(e), now: this.now() }),
+        maintain("schedules", "mintDue", () => store.mintDue({ decisions: command.decisions, now }), (results) => {
+          const minted = results.reduce((n, r) => n + (r.status === "minted" ? r.jobIds.length : 0), 0);
+          post({ type: "maintained", task: "schedules", count: minted, full: false, now: this.now() });
         });
         break;
       case "purge":
-        call({
-          op: "purgeTerminal",
-          perform: () => raw.purgeTerminal({ retentionClass: command.retentionClass, before: command.before, max: command.max }),
-          answer: ({ purged }) => post({ type: "maintained", task: command.task, count: purged, full: purged >= command.max, now: this.now() }),
-          fail: (e) => post({ type: "maintenanceFailed", task: command.task, fault: classify(e), now: this.now() }),
-        });
+        maintain(
+          command.task,
+          "purgeTerminal",
+          () => raw.purgeTerminal({ retentionClass: command.retentionClass, before: command.before, max: command.max }),
+          ({ purged }) => post({ type: "maintained", task: command.task, count: purged, full: purged >= command.max, now: this.now() }),
+        );
         break;
       case "wakeAt": {
         this.#timer?.cancel();

@@ -12,7 +12,6 @@ import { SdkWorker, TARGET } from "./sdk-worker.js";
 const SIM_START: Instant = Date.UTC(2026, 0, 1);
 const CLIENT_ADDRESS = "poll://uni@clients/c0";
 const OUTBOX_LEASE_MS = 3_000;
-const RUNAWAY_EVENTS_PER_SECOND = 200_000;
 /** Links mark the steps that wrote through `PromiseWorld.request` and the scan's hook instead. */
 export const NO_WRITE = (): void => {};
 
@@ -244,30 +243,21 @@ export class PromiseWorld {
     const faultsEnd = SIM_START + plan.activeMs;
     scheduler.at(faultsEnd, () => this.#stopFaults());
     const deadline = faultsEnd + plan.drainMs;
-    let second = -1;
-    let events = 0;
-    let drained = false;
-    while (await scheduler.step(deadline)) {
-      if (this.#wrote) {
-        this.#wrote = false;
-        this.oracles.onSnapshot(await this.store.snapshot(scheduler.now));
-      }
-      if (this.#unexpected !== null) throw new Error(`the promise store refused a simulated request: ${String(this.#unexpected)}`);
-      const now = Math.floor(scheduler.now / 1_000);
-      if (now !== second) {
-        second = now;
-        events = 0;
-      }
-      if (++events > RUNAWAY_EVENTS_PER_SECOND) {
-        this.violations.report("runaway", `more than ${RUNAWAY_EVENTS_PER_SECOND} simulator steps in one virtual second`);
+    const drained = await scheduler.drive(deadline, {
+      afterStep: async () => {
+        if (this.#wrote) {
+          this.#wrote = false;
+          this.oracles.onSnapshot(await this.store.snapshot(scheduler.now));
+        }
+        if (this.#unexpected !== null) throw new Error(`the promise store refused a simulated request: ${String(this.#unexpected)}`);
+      },
+      runaway: (message) => {
+        this.violations.report("runaway", message);
         this.#halted = true;
-      }
-      if (this.violations.done || this.#halted) break;
-      if (!this.faultsActive && scheduler.now > faultsEnd + CALL_TIMEOUT_MS + 1_000 && this.#drained()) {
-        drained = true;
-        break;
-      }
-    }
+      },
+      stopped: () => this.violations.done || this.#halted,
+      drained: () => !this.faultsActive && scheduler.now > faultsEnd + CALL_TIMEOUT_MS + 1_000 && this.#drained(),
+    });
     if (!drained && !this.violations.done && !this.#halted) this.#checkLiveness();
     return { steps: scheduler.steps, entities: this.#roots.size, virtualMs: scheduler.now - SIM_START, drained };
   }

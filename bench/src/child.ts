@@ -35,6 +35,32 @@ export async function harnessClient(database: string): Promise<pg.Client> {
   return client;
 }
 
+/**
+ * A PostgreSQL runner's harness connection to its database, opened by the first session: a fresh
+ * session drops the system's `schema` (its store starts empty), `count` reads how far a phase got,
+ * `end` is the adapter's dispose.
+ */
+export class HarnessAdmin {
+  #client: pg.Client | null = null;
+
+  constructor(readonly schema: string) {}
+
+  async prepare(fresh: boolean): Promise<void> {
+    this.#client ??= await harnessClient(cfg.database!);
+    if (fresh) await this.#client.query(`drop schema if exists ${this.schema} cascade`);
+  }
+
+  /** The `c` of a `select count(*)::int as c …`. */
+  async count(sql: string, params: readonly unknown[] = []): Promise<number> {
+    const { rows } = await this.#client!.query(sql, [...params]);
+    return Number(rows[0].c);
+  }
+
+  async end(): Promise<void> {
+    await this.#client?.end();
+  }
+}
+
 /** Wall-clock milliseconds with sub-millisecond resolution (same clock across processes). */
 export const now = (): number => performance.timeOrigin + performance.now();
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

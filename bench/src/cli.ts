@@ -1,6 +1,6 @@
-// What the benchmark entry points (main.ts, promises/main.ts) share: their option parsing, the
-// children they spawn, and the teardown that stops everything they started, by PID, also on error
-// and ctrl-c.
+// What the benchmark entry points (main.ts, promises/main.ts, promises-http/main.ts) share: their
+// option parsing, the children they spawn, and the teardown that stops everything they started,
+// by PID, also on error and ctrl-c.
 import { type ChildProcess, spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { log } from "./infra.js";
@@ -14,10 +14,26 @@ export interface Option {
   readonly bool?: boolean;
 }
 
+/**
+ * The options both promise benchmarks measure with: the systems (run 1's order, rotated after),
+ * the runs, and each window's least duration and lifecycle count (the same rule in both).
+ */
+export function lifecycleWindowOptions(systems: readonly string[], d: { readonly seconds: string; readonly minLifecycles: string }): Option[] {
+  return [
+    { flag: "systems", def: systems.join(","), help: `comma list of ${systems.join(", ")} (the order of run 1; later runs rotate it)` },
+    { flag: "runs", def: "3", help: "runs (medians are reported)" },
+    { flag: "seconds", def: d.seconds, help: "each measured window runs at least this long" },
+    { flag: "min-lifecycles", def: d.minLifecycles, help: "…and at least this many lifecycles (capped at 4 × seconds)" },
+  ];
+}
+
 const envName = (flag: string) => `BENCH_${flag.toUpperCase().replaceAll("-", "_")}`;
 
-/** The options' values: defaults, then `BENCH_<FLAG>`, then `argv`; `--help` prints them and exits. */
-export function parseArgs(options: readonly Option[], argv: readonly string[], usage: string): Record<string, string> {
+/**
+ * The options' values: defaults, then `BENCH_<FLAG>`, then `argv`; `--help` prints them (and the
+ * `systems` described, if given) and exits.
+ */
+export function parseArgs(options: readonly Option[], argv: readonly string[], usage: string, systems?: Record<string, string>): Record<string, string> {
   const values: Record<string, string> = {};
   for (const o of options) values[o.flag] = process.env[envName(o.flag)] ?? o.def;
   for (let i = 0; i < argv.length; i++) {
@@ -26,6 +42,10 @@ export function parseArgs(options: readonly Option[], argv: readonly string[], u
     if (arg === "-h" || arg === "--help") {
       console.log(`usage: ${usage} [--flag value ...]\n`);
       for (const o of options) console.log(`  --${o.flag.padEnd(22)} ${o.help} (default ${o.def || "none"}; env ${envName(o.flag)})`);
+      if (systems) {
+        console.log("\nSystems:");
+        for (const [name, what] of Object.entries(systems)) console.log(`  ${name.padEnd(16)} ${what}`);
+      }
       process.exit(0);
     }
     if (!arg.startsWith("--")) throw new Error(`unexpected argument ${arg} (try --help)`);

@@ -35,9 +35,8 @@ export interface VariantSpec {
 }
 
 export interface Adapter {
+  /** Its configurations; enqueue phases use the `default` one's session (its API, no worker). */
   readonly variants: Record<string, VariantSpec>;
-  /** Enqueue phases use this variant's session (its API, no worker). */
-  readonly enqueueVariant: string;
   /** API names for the record (e.g. `addJob`, `addJobs`). */
   readonly api: { readonly single: string; readonly batch: string };
   /** A session on a fresh, empty store (`fresh`) or on the store the last fresh session made. */
@@ -61,12 +60,16 @@ async function preload(session: Session): Promise<void> {
   for (let start = 0; start < cfg.jobs; start += cfg.batch) await session.enqueueBatch(payloads(start, Math.min(cfg.jobs, start + cfg.batch)));
 }
 
+/** The variant whose session the enqueue phases use: every adapter has one. */
+const ENQUEUE_VARIANT = "default";
+
 export async function runSystem(adapter: Adapter): Promise<void> {
+  if (!(ENQUEUE_VARIANT in adapter.variants)) throw new Error(`${cfg.system}: no "${ENQUEUE_VARIANT}" variant for the enqueue phases`);
   const phases = new PhaseRunner();
   const N = cfg.jobs;
   try {
     await phases.run("enqueue_single", adapter.api.single, async () => {
-      const session = await adapter.open(adapter.enqueueVariant, true);
+      const session = await adapter.open(ENQUEUE_VARIANT, true);
       phases.defer(() => session.close());
       const cpu = new CpuWindow();
       await limited(N, cfg.enqueueInFlight, (i) => session.enqueue({ i }));
@@ -76,7 +79,7 @@ export async function runSystem(adapter: Adapter): Promise<void> {
     });
 
     await phases.run("enqueue_batch", adapter.api.batch, async () => {
-      const session = await adapter.open(adapter.enqueueVariant, true);
+      const session = await adapter.open(ENQUEUE_VARIANT, true);
       phases.defer(() => session.close());
       const cpu = new CpuWindow();
       await preload(session);

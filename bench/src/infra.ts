@@ -210,23 +210,39 @@ export function processTreeCpuMs(pid: number): number {
 
 /**
  * A private PostgreSQL cluster in a new temp folder: `start` runs it (with a watchdog that removes
- * it should this process die without cleaning up), `cleanup` stops it and removes the folder
- * (also on Ctrl-C).
+ * it should this process die without cleaning up), `startWithStatements` runs it with
+ * pg_stat_statements and gives a connected client of `database`, `cleanup` stops it and removes
+ * the folder (also on Ctrl-C).
  */
 export function throwawayCluster(
   prefix: string,
   port: number,
-): { cluster: SharedPostgresCluster; start: (databases: readonly string[], serverOptions?: string) => void; cleanup: () => void } {
+): {
+  cluster: SharedPostgresCluster;
+  start: (databases: readonly string[], serverOptions?: string) => void;
+  startWithStatements: (database: string) => Promise<{ url: string; side: pg.Client }>;
+  cleanup: () => void;
+} {
   const throwaway = throwawayPostgresCluster({ prefix, port, bin: findPgBin(), log });
   process.on("SIGINT", () => {
     throwaway.cleanup();
     process.exit(130);
   });
+  const start = (databases: readonly string[], serverOptions = "") => {
+    throwaway.start({ databases, serverOptions });
+    warnUnless15(throwaway.cluster.version);
+  };
   return {
     cluster: throwaway.cluster,
-    start: (databases, serverOptions = "") => {
-      throwaway.start({ databases, serverOptions });
-      warnUnless15(throwaway.cluster.version);
+    start,
+    // pg_stat_statements (with planning time) for per-statement server cost: the probes only.
+    startWithStatements: async (database) => {
+      start([database], "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on");
+      const url = throwaway.cluster.connectionString(database);
+      const side = new pg.Client({ connectionString: url });
+      await side.connect();
+      await side.query("create extension if not exists pg_stat_statements");
+      return { url, side };
     },
     cleanup: throwaway.cleanup,
   };

@@ -4,14 +4,14 @@
 // from outside the measured process, prints medians and ratios, writes results/<timestamp>.json
 // and .md, and stops everything it started, by PID, also on error and ctrl-c. See README.md.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, hostname, loadavg, release, tmpdir, totalmem } from "node:os";
+import { hostname, loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type NetworkNamespaces, createNetworkNamespaces } from "@belay/conformance/postgres";
 import { type Option, Teardown, forEachLine, int, ints, list, parseArgs } from "./cli.js";
 import { type ChildConfig, HARNESS_APP } from "./shared.js";
-import { Pgbench, PostgresCluster, RedisServer, Sampler, findPgBin, log, makeScratch, windowStats } from "./infra.js";
+import { Pgbench, PostgresCluster, RedisServer, Sampler, findPgBin, log, windowStats } from "./infra.js";
+import { ResultsFile, gitDescribe, machine, resultsPaths, rotated, runEntry, runOptions, scratchFolder, versionOf } from "./results.js";
 import { type BenchRecord, type SystemInfo, summarize } from "./summary.js";
 import { type NetworkShape, networkSummary, parseNetworks } from "./network-summary.js";
 
@@ -57,18 +57,14 @@ const OPTIONS: Option[] = [
   { flag: "pgbench-seconds", def: "30", help: "pgbench duration per run (0 = skip pgbench)" },
   { flag: "pgbench-clients", def: "10", help: "pgbench clients" },
   { flag: "pgbench-scale", def: "10", help: "pgbench scale factor" },
-  { flag: "pg-port", def: "55432", help: "port of the throwaway cluster (names its unix socket only; no TCP)" },
   { flag: "redis-port", def: "56379", help: "port of the private Redis on 127.0.0.1" },
   { flag: "sample-ms", def: "100", help: "sampling interval of connections and server CPU" },
-  { flag: "scratch", def: "", help: "scratch folder (default: a new one in the OS temp folder, removed at the end)" },
-  { flag: "out", def: join(PKG, "results"), help: "folder for <timestamp>.json and .md" },
-  { flag: "keep", def: "false", help: "keep the scratch folder (cluster data, logs, SQLite files)", bool: true },
   {
     flag: "network",
     def: "loopback",
     help: "networks between the PostgreSQL systems' runners and the cluster: loopback (the unix socket) and/or netns-<d>ms (the runner in its own network namespace, a veth pair, <d> ms added each way: tc netem, or a userspace delay proxy where sch_netem is missing), e.g. loopback,netns-0ms,netns-5ms; needs root",
   },
-  { flag: "cpu-prof", def: "false", help: "run every child with --cpu-prof (profiles under <out>/<timestamp>-profiles/)", bool: true },
+  ...runOptions({ pgPort: "55432", results: join(PKG, "results"), prefix: "", profiled: "every child", cell: "<system>-run<N>" }),
 ];
 
 // ---- state needed by the teardown ----
@@ -126,13 +122,7 @@ function networkEnv(def: SystemDef): Record<string, string> {
 // ---- main ----
 
 function versions(): Record<string, string> {
-  const v = (pkg: string) => {
-    try {
-      return (JSON.parse(readFileSync(join(PKG, "node_modules", pkg, "package.json"), "utf8")) as { version: string }).version;
-    } catch {
-      return "?";
-    }
-  };
+  const v = (pkg: string) => versionOf(PKG, pkg) ?? "?";
   return {
     node: process.version,
     "graphile-worker": v("graphile-worker"),
@@ -145,12 +135,6 @@ function versions(): Record<string, string> {
     "@belay/postgres": v("@belay/postgres"),
     "@belay/sqlite": v("@belay/sqlite"),
   };
-}
-
-function gitDescribe(): string {
-  const r = spawnSync("git", ["-C", PKG, "log", "-1", "--format=%h %s"], { encoding: "utf8" });
-  const dirty = spawnSync("git", ["-C", PKG, "status", "--porcelain", "--", "../packages"], { encoding: "utf8" });
-  return `${r.stdout.trim()}${dirty.stdout.trim() ? " (+ uncommitted changes in packages/)" : ""}`;
 }
 
 async function main(): Promise<void> {
@@ -170,14 +154,9 @@ async function main(): Promise<void> {
   const phaseTimeoutMs = int(values, "phase-timeout-s", 1) * 1000;
   const pgbenchSeconds = int(values, "pgbench-seconds");
   const settleS = int(values, "settle-s");
-  const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..*/, "");
-  const outDir = resolve(values["out"]!);
-  mkdirSync(outDir, { recursive: true });
-  const profRoot = values["cpu-prof"] === "true" ? join(outDir, `${stamp}-profiles`) : null;
+  const { jsonPath, profRoot } = resultsPaths(values, "");
 
-  const scratch = values["scratch"] ? makeScratch(resolve(values["scratch"])) : makeScratch(mkdtempSync(join(tmpdir(), "belay-bench-")));
-  if (values["keep"] !== "true") teardown.removeAtEnd(scratch);
-  log(`scratch ${scratch}${values["keep"] === "true" ? " (kept)" : ""}`);
+  const scratch = scratchFolder(values, "belay-bench-", teardown);
 
   const settings = {
     systems: systems.map((s) => s.name),
@@ -198,28 +177,18 @@ async function main(): Promise<void> {
     settle_s: settleS,
     network: shapes.map((n) => n.name),
   };
-  const cpuModel = cpus()[0]?.model ?? "?";
   const meta = {
     command: `pnpm bench ${process.argv.slice(2).join(" ")}`.trim(),
     started: new Date().toISOString(),
     finished: null as string | null,
-    git: gitDescribe(),
-    machine: {
-      hostname: hostname(),
-      nproc: cpus().length,
-      cpu: cpuModel,
-      mem_gib: Math.round(totalmem() / 2 ** 30),
-      kernel: release(),
-      free_g: spawnSync("free", ["-g"], { encoding: "utf8" }).stdout.trim(),
-    },
+    git: gitDescribe(PKG, ["packages"]),
+    machine: { hostname: hostname(), ...machine(), free_g: spawnSync("free", ["-g"], { encoding: "utf8" }).stdout.trim() },
     versions: versions(),
     settings,
   };
 
-  const records: BenchRecord[] = [];
-  const jsonPath = join(outDir, `${stamp}.json`);
-  const mdPath = join(outDir, `${stamp}.md`);
-  const save = () => writeFileSync(jsonPath, `${JSON.stringify({ meta, records }, null, 1)}\n`);
+  const results = new ResultsFile<typeof meta, BenchRecord>(jsonPath, meta);
+  const { records } = results;
 
   const pgBin = findPgBin();
   cluster = new PostgresCluster(scratch, int(values, "pg-port", 1), pgBin);
@@ -265,7 +234,7 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, settleS * 1000));
   };
   for (let run = 1; run <= runs; run++) {
-    const order = lineup.map((_, i) => lineup[(i + run - 1) % lineup.length]!);
+    const order = rotated(lineup, run);
     log(`run ${run}/${runs}: ${order.map((d) => (d === "pgbench" ? d : d.name)).join(" → ")}`);
     for (const def of order) {
       await settle();
@@ -321,12 +290,10 @@ async function main(): Promise<void> {
         records.push({ system: def.name, phase: "child", variant: "-", run, error });
       }
       log(`  ${def.name} run ${run} took ${Math.round((Date.now() - t0) / 1000)} s`);
-      save();
+      results.save();
     }
   }
 
-  meta.finished = new Date().toISOString();
-  save();
   const infos: SystemInfo[] = systems.map(({ name, belay, conns }) => ({ name, belay, conns }));
   const summary =
     summarize(records, infos, { concurrency, latencyConcurrency: settings.latency_concurrency }) +
@@ -341,13 +308,10 @@ async function main(): Promise<void> {
       `${redis ? `; ${redis.version.split(" ").slice(0, 3).join(" ")}` : ""}.`,
     `Peers: graphile-worker ${meta.versions["graphile-worker"]}, pg-boss ${meta.versions["pg-boss"]}, bullmq ${meta.versions.bullmq} (ioredis ${meta.versions.ioredis}), pg ${meta.versions.pg}. Belay at ${meta.git}.`,
     `Settings: ${settings.jobs} jobs, ${runs} interleaved runs (order rotated per run, CHECKPOINT + ${settleS} s settle before each system and pgbench), concurrency ${concurrency.join(" and ")}, enqueue ${settings.enqueue_in_flight} in flight / batches of ${settings.batch}, latency ${settings.latency_jobs} jobs ${settings.latency_gap_ms} ms apart at concurrency ${settings.latency_concurrency}, pgbench ${settings.pgbench.clients} clients × ${pgbenchSeconds} s (scale ${settings.pgbench.scale}). PostgreSQL: defaults (fsync on, synchronous_commit on, shared_buffers 128MB), unix socket only. Redis: appendonly everysec.`,
-    `Raw results: ${jsonPath}`,
+    `Raw results: ${results.jsonPath}`,
     "",
   ].join("\n");
-  const md = `${header}\n${summary}`;
-  writeFileSync(mdPath, md);
-  console.log(md);
-  log(`results: ${jsonPath}, ${mdPath}`);
+  results.finish(() => `${header}\n${summary}`);
 }
 
 const closeSampler = async (): Promise<void> => {
@@ -355,13 +319,4 @@ const closeSampler = async (): Promise<void> => {
   await s?.close().catch(() => undefined);
 };
 
-try {
-  await main();
-  await closeSampler();
-  teardown.teardown();
-} catch (error) {
-  log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  await closeSampler();
-  teardown.teardown();
-  process.exitCode = 1;
-}
+await runEntry(main, { teardown, cleanup: closeSampler });

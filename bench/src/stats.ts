@@ -16,3 +16,16 @@ export function median(xs: readonly (number | null | undefined)[]): number | nul
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
+
+/** p50, p95, p99 and the maximum of a latency sample, in ms to two decimals (sorts `latencies` in place). */
+export function latencyPercentiles(latencies: number[]): { p50_ms: number | null; p95_ms: number | null; p99_ms: number | null; max_ms: number | null } {
+  const sorted = latencies.sort((a, b) => a - b);
+  return { p50_ms: round2(percentile(sorted, 50)), p95_ms: round2(percentile(sorted, 95)), p99_ms: round2(percentile(sorted, 99)), max_ms: round2(sorted.at(-1) ?? null) };
+}
+
+/** Each operation kind's median time, in ms to two decimals (sorts the lists in place). */
+export function p50PerKind(times: ReadonlyMap<string, number[]>): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const [kind, list] of times) out[kind] = round2(percentile(list.sort((a, b) => a - b), 50));
+  return out;
+}

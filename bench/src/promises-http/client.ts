@@ -15,7 +15,8 @@ import http from "node:http";
 import { loadavg } from "node:os";
 import pg from "pg";
 import { processTreeCpuMs } from "../infra.js";
-import { type HttpClientConfig, percentile, round2 } from "./config.js";
+import { latencyPercentiles, p50PerKind, round2 } from "../stats.js";
+import type { HttpClientConfig } from "./config.js";
 
 const cfg = JSON.parse(process.env["BENCH_HTTP_CONFIG"] ?? "null") as HttpClientConfig | null;
 if (cfg === null) throw new Error("BENCH_HTTP_CONFIG is not set: the client is started by src/promises-http/main.ts");
@@ -179,19 +180,14 @@ try {
   const server1 = processCpuMs(config.serverPid);
   const pg1 = config.postmasterPid === null ? null : processTreeCpuMs(config.postmasterPid);
   const counters1 = admin === null ? null : await pgCounters(admin);
-  const sorted = latencies.sort((a, b) => a - b);
-  const opP50: Record<string, number | null> = {};
-  for (const [kind, list] of times) opP50[kind] = round2(percentile(list.sort((a, b) => a - b), 50));
+  const latency = latencyPercentiles(latencies);
   emit({
     lifecycles: completed,
     requests: clients.reduce((n, c) => n + c.requests, 0) - requests0,
     ms: Math.round(ms),
     lifecycles_per_s: round2(completed / (ms / 1000)),
-    p50_ms: round2(percentile(sorted, 50)),
-    p95_ms: round2(percentile(sorted, 95)),
-    p99_ms: round2(percentile(sorted, 99)),
-    max_ms: round2(sorted.at(-1) ?? null),
-    op_p50_ms: opP50,
+    ...latency,
+    op_p50_ms: p50PerKind(times),
     client_cpu_ms_per_lifecycle: round2((cpu.user + cpu.system) / 1000 / completed),
     server_cpu_ms_per_lifecycle: round2((server1 - server0) / completed),
     postgres_cpu_ms_per_lifecycle: pg0 === null || pg1 === null ? null : round2((pg1 - pg0) / completed),
@@ -199,7 +195,7 @@ try {
     pg_wal_kb_per_lifecycle: counters0 === null || counters1 === null ? null : round2((counters1.wal - counters0.wal) / 1024 / completed),
     loadavg1: load,
   });
-  process.stderr.write(`  ${config.label} @${config.clients}: ${round2(completed / (ms / 1000))} lifecycles/s, p50 ${round2(percentile(sorted, 50))} ms, p99 ${round2(percentile(sorted, 99))} ms (${completed} lifecycles)\n`);
+  process.stderr.write(`  ${config.label} @${config.clients}: ${round2(completed / (ms / 1000))} lifecycles/s, p50 ${latency.p50_ms} ms, p99 ${latency.p99_ms} ms (${completed} lifecycles)\n`);
 } catch (error) {
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   process.stderr.write(`  ${config.label} @${config.clients} FAILED: ${message}\n`);

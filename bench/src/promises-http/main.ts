@@ -6,13 +6,14 @@
 // (a new SQLite file, a new database, a new SDK server) and a client process of its own
 // (client.ts); systems run in an order rotated per run; medians of the runs, ratios paired within
 // each run. See README.md.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
+import { type ChildProcess, spawn } from "node:child_process";
+import { loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { PostgresCluster, findPgBin, log, makeScratch } from "../infra.js";
+import { type Option, Teardown, int, ints, lifecycleWindowOptions, list, parseArgs } from "../cli.js";
+import { PostgresCluster, findPgBin, log } from "../infra.js";
+import { ResultsFile, durableSettings, gitDescribe, machine, resultsPaths, rotated, runEntry, runOptions, scratchFolder, versionOf } from "../results.js";
 import type { HttpCellRecord, HttpClientConfig } from "./config.js";
 import { summarizeHttp } from "./summary.js";
 
@@ -28,63 +29,21 @@ const SYSTEMS = {
 } as const;
 type SystemName = keyof typeof SYSTEMS;
 
-const OPTIONS = [
-  { flag: "systems", def: Object.keys(SYSTEMS).join(","), help: `comma list of ${Object.keys(SYSTEMS).join(", ")} (the order of run 1; later runs rotate it)` },
+const OPTIONS: Option[] = [
+  ...lifecycleWindowOptions(Object.keys(SYSTEMS), { seconds: "8", minLifecycles: "200" }),
   { flag: "clients", def: "1,10", help: "concurrent SDK-shaped clients, each with its own keep-alive connection" },
-  { flag: "runs", def: "3", help: "runs (medians are reported)" },
-  { flag: "seconds", def: "8", help: "each measured window runs at least this long" },
-  { flag: "min-lifecycles", def: "200", help: "…and at least this many lifecycles (capped at 4 × seconds)" },
   { flag: "warmup-s", def: "2", help: "warm-up of each cell, same clients (not measured)" },
   { flag: "pause-ms", def: "500", help: "pause between a cell's warm-up and its window" },
   { flag: "settle-s", def: "1", help: "pause before each cell (after a CHECKPOINT when the cluster runs)" },
-  { flag: "pg-port", def: "55434", help: "port naming the cluster's unix socket (no TCP; differs from the other benches')" },
-  { flag: "scratch", def: "", help: "scratch folder (default: a new one in the OS temp folder, removed at the end)" },
-  { flag: "out", def: join(PKG, "results"), help: "a folder for promises-http-<timestamp>.json and .md, or a path ending in .json (the .md goes beside it)" },
-  { flag: "keep", def: "false", help: "keep the scratch folder (SQLite files, the cluster)", bool: true },
-  { flag: "cpu-prof", def: "false", help: "run every server process with --cpu-prof (profiles under <out>/promises-http-<timestamp>-profiles/<system>-run<N>-c<C>/)", bool: true },
-] as const;
+  ...runOptions({ pgPort: "55434", results: join(PKG, "results"), prefix: "promises-http-", profiled: "every server process", cell: "<system>-run<N>-c<C>" }),
+];
 
-function parseArgs(argv: readonly string[]): Record<string, string> {
-  const values: Record<string, string> = {};
-  for (const o of OPTIONS) values[o.flag] = process.env[`BENCH_${o.flag.toUpperCase().replaceAll("-", "_")}`] ?? o.def;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--") continue;
-    if (arg === "-h" || arg === "--help") {
-      console.log("usage: pnpm bench:promises-http [--flag value ...]\n");
-      for (const o of OPTIONS) console.log(`  --${o.flag.padEnd(16)} ${o.help} (default ${o.def || "none"})`);
-      console.log("\nSystems:");
-      for (const [name, what] of Object.entries(SYSTEMS)) console.log(`  ${name.padEnd(16)} ${what}`);
-      process.exit(0);
-    }
-    if (!arg.startsWith("--")) throw new Error(`unexpected argument ${arg} (try --help)`);
-    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
-    const opt = OPTIONS.find((o) => o.flag === name);
-    if (!opt) throw new Error(`unknown option --${name} (try --help)`);
-    if ("bool" in opt) values[name] = inline ?? "true";
-    else {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new Error(`--${name} needs a value`);
-      values[name] = v;
-    }
-  }
-  return values;
-}
-
-const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
-function int(text: string, name: string, min = 0): number {
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${text}`);
-  return n;
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---- children and teardown ----
 
 const running = new Set<ChildProcess>();
 let cluster: PostgresCluster | null = null;
-let scratchToRemove: string | null = null;
-let tornDown = false;
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid && child.exitCode === null && child.signalCode === null) {
@@ -96,24 +55,12 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-function teardown(): void {
-  if (tornDown) return;
-  tornDown = true;
+const teardown = new Teardown();
+teardown.onTeardown(() => {
   for (const child of running) killGroup(child, "SIGKILL");
   cluster?.stop();
-  if (scratchToRemove) rmSync(scratchToRemove, { recursive: true, force: true });
-}
-
-process.stdout.on("error", () => undefined);
-process.stderr.on("error", () => undefined);
-for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-  process.on(sig, () => {
-    log(`${sig}: stopping the children and the cluster`);
-    teardown();
-    process.exit(130);
-  });
-}
-process.on("exit", teardown);
+});
+teardown.install("the children and the cluster");
 
 interface Started {
   readonly child: ChildProcess;
@@ -171,67 +118,40 @@ async function stop(p: Started, graceMs = 10_000): Promise<void> {
   clearTimeout(timer);
 }
 
-/** The Belay revision measured: `BENCH_REVISION`, else git's (noting uncommitted changes under packages/ and apps/server/). */
-function gitDescribe(): string {
-  if (process.env["BENCH_REVISION"]) return process.env["BENCH_REVISION"];
-  const r = spawnSync("git", ["-C", PKG, "log", "-1", "--format=%h %s"], { encoding: "utf8" });
-  const dirty = spawnSync("git", ["-C", PKG, "status", "--porcelain", "--", "../packages", "../apps/server"], { encoding: "utf8" });
-  return `${r.stdout.trim().slice(0, 80)}${dirty.stdout.trim() ? " (+ uncommitted changes in packages/ or apps/server/)" : ""}`;
-}
-
-const versionOf = (dir: string, name: string): string | null => {
-  try {
-    return (JSON.parse(readFileSync(join(dir, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
-  } catch {
-    return null;
-  }
-};
-
 async function main(): Promise<void> {
-  const values = parseArgs(process.argv.slice(2));
+  const values = parseArgs(OPTIONS, process.argv.slice(2), "pnpm bench:promises-http", SYSTEMS);
   const systems = list(values["systems"]!) as SystemName[];
   for (const s of systems) if (!(s in SYSTEMS)) throw new Error(`unknown system ${s}; known: ${Object.keys(SYSTEMS).join(", ")}`);
   const settings = {
     systems,
-    clients: list(values["clients"]!).map((c) => int(c, "clients", 1)),
-    runs: int(values["runs"]!, "runs", 1),
-    seconds: int(values["seconds"]!, "seconds", 1),
-    min_lifecycles: int(values["min-lifecycles"]!, "min-lifecycles", 1),
-    warmup_s: int(values["warmup-s"]!, "warmup-s"),
-    pause_ms: int(values["pause-ms"]!, "pause-ms"),
-    settle_s: int(values["settle-s"]!, "settle-s"),
+    clients: ints(values["clients"]!, "clients"),
+    runs: int(values, "runs", 1),
+    seconds: int(values, "seconds", 1),
+    min_lifecycles: int(values, "min-lifecycles", 1),
+    warmup_s: int(values, "warmup-s"),
+    pause_ms: int(values, "pause-ms"),
+    settle_s: int(values, "settle-s"),
   };
-  const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..*/, "");
-  const out = resolve(values["out"]!);
-  const jsonPath = out.endsWith(".json") ? out : join(out, `promises-http-${stamp}.json`);
-  const mdPath = jsonPath.replace(/\.json$/, ".md");
-  mkdirSync(dirname(jsonPath), { recursive: true });
-  const profRoot = values["cpu-prof"] === "true" ? jsonPath.replace(/\.json$/, "-profiles") : null;
-  const scratch = values["scratch"] ? makeScratch(resolve(values["scratch"])) : makeScratch(mkdtempSync(join(tmpdir(), "belay-bench-http-")));
-  if (values["keep"] !== "true") scratchToRemove = scratch;
-  log(`scratch ${scratch}`);
+  const { jsonPath, profRoot } = resultsPaths(values, "promises-http-");
+  const scratch = scratchFolder(values, "belay-bench-http-", teardown);
 
-  const pgSettings: Record<string, string> = {};
+  let pgSettings: Record<string, string> = {};
   let admin: pg.Client | null = null;
   if (systems.includes("belay-postgres")) {
-    cluster = new PostgresCluster(scratch, int(values["pg-port"]!, "pg-port", 1), findPgBin());
+    cluster = new PostgresCluster(scratch, int(values, "pg-port", 1), findPgBin());
     // No server options: every setting is PostgreSQL's default (fsync, synchronous_commit and full_page_writes on).
     cluster.start([]);
     admin = new pg.Client({ connectionString: cluster.connectionString("postgres") });
     await admin.connect();
-    for (const name of ["fsync", "synchronous_commit", "full_page_writes", "wal_sync_method", "shared_buffers", "max_connections"]) {
-      pgSettings[name] = (await admin.query(`show ${name}`)).rows[0][name];
-    }
-    log(`postgres settings: ${Object.entries(pgSettings).map(([k, v]) => `${k}=${v}`).join(", ")}`);
-    if (pgSettings["fsync"] !== "on" || pgSettings["synchronous_commit"] !== "on") throw new Error("the benchmark cluster must run with fsync and synchronous_commit on");
+    pgSettings = await durableSettings(admin, ["fsync", "synchronous_commit", "full_page_writes", "wal_sync_method", "shared_buffers", "max_connections"]);
   }
 
   const meta = {
     command: `pnpm --filter @belay/bench bench:promises-http ${process.argv.slice(2).join(" ")}`.trim(),
     started: new Date().toISOString(),
     finished: null as string | null,
-    git: gitDescribe(),
-    machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? "?", mem_gib: Math.round(totalmem() / 2 ** 30), kernel: release(), loadavg_at_start: loadavg().map((x) => Math.round(x * 100) / 100) },
+    git: gitDescribe(PKG, ["packages", "apps/server"]),
+    machine: { ...machine(), loadavg_at_start: loadavg().map((x) => Math.round(x * 100) / 100) },
     versions: {
       node: process.version,
       postgres: cluster?.version ?? null,
@@ -244,12 +164,12 @@ async function main(): Promise<void> {
     systems: Object.fromEntries(systems.map((s) => [s, SYSTEMS[s]])),
     settings,
   };
-  const records: HttpCellRecord[] = [];
-  const save = () => writeFileSync(jsonPath, `${JSON.stringify({ meta, records }, null, 1)}\n`);
+  const results = new ResultsFile<typeof meta, HttpCellRecord>(jsonPath, meta);
+  const { records } = results;
   const clientTimeoutMs = (settings.warmup_s * 3 + settings.seconds * 4 + 60) * 1000 + settings.pause_ms;
 
   for (let run = 1; run <= settings.runs; run++) {
-    const order = systems.map((_, i) => systems[(i + run - 1) % systems.length]!);
+    const order = rotated(systems, run);
     log(`run ${run}/${settings.runs}: ${order.join(" → ")}`);
     for (const system of order) {
       for (const clients of settings.clients) {
@@ -313,17 +233,12 @@ async function main(): Promise<void> {
           if (server !== null) await stop(server);
         }
         log(`  ${system} run ${run} @${clients} took ${Math.round((Date.now() - t0) / 1000)} s`);
-        save();
+        results.save();
       }
     }
   }
-  meta.finished = new Date().toISOString();
-  save();
   await admin?.end();
-  const md = renderMarkdown({ ...meta, raw: jsonPath }, records);
-  writeFileSync(mdPath, md);
-  console.log(md);
-  log(`results: ${jsonPath}, ${mdPath}`);
+  results.finish((done) => renderMarkdown({ ...meta, raw: jsonPath }, done));
 }
 
 interface Meta {
@@ -357,21 +272,4 @@ function renderMarkdown(meta: Meta, records: readonly HttpCellRecord[]): string 
   return `${header}\n${summarizeHttp(records)}`;
 }
 
-// `--render <results.json> [--raw <shown path>]`: the markdown of an earlier run.
-const renderAt = process.argv.indexOf("--render");
-if (renderAt >= 0) {
-  const file = process.argv[renderAt + 1]!;
-  const { meta, records } = JSON.parse(readFileSync(file, "utf8")) as { meta: Meta; records: HttpCellRecord[] };
-  const rawAt = process.argv.indexOf("--raw");
-  console.log(renderMarkdown({ ...meta, raw: rawAt >= 0 ? process.argv[rawAt + 1]! : file }, records));
-  process.exit(0);
-}
-
-try {
-  await main();
-  teardown();
-} catch (error) {
-  log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  teardown();
-  process.exitCode = 1;
-}
+await runEntry(main, { teardown, render: renderMarkdown });

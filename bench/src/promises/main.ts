@@ -5,14 +5,14 @@
 // server at 1 and 10 clients (the commit ceiling); the SDK's in-memory server and SQLite, each
 // with the same live roots. Systems run in their own child processes, in an order rotated per
 // run, each after a checkpoint and a settle period; medians of the runs. See README.md.
-import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
+import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { type Option, Teardown, forEachLine, int, ints, list, parseArgs } from "../cli.js";
-import { Pgbench, PostgresCluster, findPgBin, log, makeScratch } from "../infra.js";
+import { type Option, Teardown, forEachLine, int, ints, lifecycleWindowOptions, list, parseArgs } from "../cli.js";
+import { Pgbench, PostgresCluster, findPgBin, log } from "../infra.js";
+import { ResultsFile, durableSettings, gitDescribe, machine, resultsPaths, rotated, runEntry, runOptions, scratchFolder, versionOf } from "../results.js";
 import { runPgbench } from "./ceiling.js";
 import type { PromiseChildConfig } from "./config.js";
 import { SHAPE_NAMES, type ShapeName } from "./shapes.js";
@@ -31,12 +31,9 @@ const SYSTEMS: Record<string, { readonly system: PromiseChildConfig["system"] | 
 };
 
 const OPTIONS: Option[] = [
-  { flag: "systems", def: Object.keys(SYSTEMS).join(","), help: `comma list of ${Object.keys(SYSTEMS).join(", ")} (the order of run 1; later runs rotate it)` },
+  ...lifecycleWindowOptions(Object.keys(SYSTEMS), { seconds: "10", minLifecycles: "100" }),
   { flag: "shapes", def: SHAPE_NAMES.join(","), help: "lifecycle (create, acquire, fulfill) and/or fanout (a root and 10 children)" },
   { flag: "callers", def: "1,10", help: "concurrent callers, each running lifecycles one after another" },
-  { flag: "runs", def: "3", help: "runs (medians are reported)" },
-  { flag: "seconds", def: "10", help: "each measured window runs at least this long" },
-  { flag: "min-lifecycles", def: "100", help: "…and at least this many lifecycles (capped at 4 × seconds)" },
   { flag: "warmup-s", def: "2", help: "warm-up before each window, same shape and callers (not measured)" },
   { flag: "live-roots", def: "8000", help: "pending targeted promises created before each cell of the *-roots systems" },
   { flag: "settle-s", def: "5", help: "pause before each system (after a CHECKPOINT)" },
@@ -44,11 +41,7 @@ const OPTIONS: Option[] = [
   { flag: "pgbench-seconds", def: "10", help: "pgbench duration per client count" },
   { flag: "pgbench-clients", def: "1,10", help: "pgbench client counts" },
   { flag: "pgbench-scale", def: "10", help: "pgbench scale factor" },
-  { flag: "pg-port", def: "55433", help: "port naming the cluster's unix socket (no TCP)" },
-  { flag: "scratch", def: "", help: "scratch folder (default: a new one in the OS temp folder, removed at the end)" },
-  { flag: "out", def: join(PKG, "results"), help: "folder for promises-<timestamp>.json and .md" },
-  { flag: "keep", def: "false", help: "keep the scratch folder", bool: true },
-  { flag: "cpu-prof", def: "false", help: "run every child with --cpu-prof (profiles under <out>/promises-<timestamp>-profiles/<system>-run<N>/)", bool: true },
+  ...runOptions({ pgPort: "55433", results: join(PKG, "results"), prefix: "promises-", profiled: "every child", cell: "<system>-run<N>" }),
 ];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -82,14 +75,6 @@ async function runChild(config: PromiseChildConfig, timeoutMs: number, profDir: 
   return { records, code, timedOut };
 }
 
-/** The Belay revision measured: `BENCH_REVISION` (e.g. for a `git archive` snapshot of a commit), else git's. */
-function gitDescribe(): string {
-  if (process.env["BENCH_REVISION"]) return process.env["BENCH_REVISION"];
-  const r = spawnSync("git", ["-C", PKG, "log", "-1", "--format=%h %s"], { encoding: "utf8" });
-  const dirty = spawnSync("git", ["-C", PKG, "status", "--porcelain", "--", "../packages"], { encoding: "utf8" });
-  return `${r.stdout.trim().slice(0, 80)}${dirty.stdout.trim() ? " (+ uncommitted changes in packages/)" : ""}`;
-}
-
 async function main(): Promise<void> {
   const values = parseArgs(OPTIONS, process.argv.slice(2), "pnpm bench:promises");
   const systems = list(values["systems"]!);
@@ -109,13 +94,8 @@ async function main(): Promise<void> {
     cell_pause_ms: int(values, "cell-pause-ms"),
     pgbench: { seconds: int(values, "pgbench-seconds", 1), clients: ints(values["pgbench-clients"]!, "pgbench-clients"), scale: int(values, "pgbench-scale", 1) },
   };
-  const stamp = new Date().toISOString().replace(/[:]/g, "-").replace(/\..*/, "");
-  const outDir = resolve(values["out"]!);
-  mkdirSync(outDir, { recursive: true });
-  const profRoot = values["cpu-prof"] === "true" ? join(outDir, `promises-${stamp}-profiles`) : null;
-  const scratch = values["scratch"] ? makeScratch(resolve(values["scratch"])) : makeScratch(mkdtempSync(join(tmpdir(), "belay-bench-promises-")));
-  if (values["keep"] !== "true") teardown.removeAtEnd(scratch);
-  log(`scratch ${scratch}`);
+  const { jsonPath, profRoot } = resultsPaths(values, "promises-");
+  const scratch = scratchFolder(values, "belay-bench-promises-", teardown);
 
   const needsPg = systems.some((s) => s === "pgbench" || s === "postgres");
   let pgSettings: Record<string, string> = {};
@@ -129,11 +109,7 @@ async function main(): Promise<void> {
     cluster.start(["bench_promises", ...(systems.includes("pgbench") ? ["bench_pgbench"] : [])]);
     admin = new pg.Client({ connectionString: cluster.connectionString("postgres") });
     await admin.connect();
-    for (const name of ["fsync", "synchronous_commit", "full_page_writes", "wal_sync_method", "shared_buffers", "max_wal_size", "checkpoint_timeout"]) {
-      pgSettings[name] = (await admin.query(`show ${name}`)).rows[0][name];
-    }
-    log(`postgres settings: ${Object.entries(pgSettings).map(([k, v]) => `${k}=${v}`).join(", ")}`);
-    if (pgSettings["fsync"] !== "on" || pgSettings["synchronous_commit"] !== "on") throw new Error("the benchmark cluster must run with fsync and synchronous_commit on");
+    pgSettings = await durableSettings(admin, ["fsync", "synchronous_commit", "full_page_writes", "wal_sync_method", "shared_buffers", "max_wal_size", "checkpoint_timeout"]);
     if (systems.includes("pgbench")) {
       pgbench = new Pgbench(cluster, scratch, { clients: 10, seconds: settings.pgbench.seconds, scale: settings.pgbench.scale });
       log(`pgbench: initialising scale ${settings.pgbench.scale}`);
@@ -148,26 +124,24 @@ async function main(): Promise<void> {
     command: `pnpm --filter @belay/bench bench:promises ${process.argv.slice(2).join(" ")}`.trim(),
     started: new Date().toISOString(),
     finished: null as string | null,
-    git: gitDescribe(),
-    machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? "?", mem_gib: Math.round(totalmem() / 2 ** 30), kernel: release() },
+    git: gitDescribe(PKG, ["packages"]),
+    machine: machine(),
     versions: {
       node: process.version,
       postgres: cluster?.version ?? null,
-      "better-sqlite3": (JSON.parse(readFileSync(join(PKG, "node_modules/better-sqlite3/package.json"), "utf8")) as { version: string }).version,
-      "@resonatehq/sdk": (JSON.parse(readFileSync(join(PKG, "node_modules/@resonatehq/sdk/package.json"), "utf8")) as { version: string }).version,
+      "better-sqlite3": versionOf(PKG, "better-sqlite3"),
+      "@resonatehq/sdk": versionOf(PKG, "@resonatehq/sdk"),
     },
     postgres_settings: pgSettings,
     settings,
   };
-  const records: PromiseRecord[] = [];
-  const jsonPath = join(outDir, `promises-${stamp}.json`);
-  const mdPath = join(outDir, `promises-${stamp}.md`);
-  const save = () => writeFileSync(jsonPath, `${JSON.stringify({ meta, records }, null, 1)}\n`);
+  const results = new ResultsFile<typeof meta, PromiseRecord>(jsonPath, meta);
+  const { records } = results;
   const cellBudgetS = settings.warmup_s * 3 + settings.seconds * 4 + 60;
   const childTimeoutMs = (shapes.length * settings.callers.length * cellBudgetS + 300) * 1000;
 
   for (let run = 1; run <= settings.runs; run++) {
-    const order = systems.map((_, i) => systems[(i + run - 1) % systems.length]!);
+    const order = rotated(systems, run);
     log(`run ${run}/${settings.runs}: ${order.join(" → ")}`);
     for (const name of order) {
       if (admin !== null) await admin.query("checkpoint");
@@ -209,16 +183,11 @@ async function main(): Promise<void> {
         }
       }
       log(`  ${name} run ${run} took ${Math.round((Date.now() - t0) / 1000)} s (load ${load?.toFixed(2)} before)`);
-      save();
+      results.save();
     }
   }
-  meta.finished = new Date().toISOString();
-  save();
   await admin?.end();
-  const md = renderMarkdown({ ...meta, raw: jsonPath }, records);
-  writeFileSync(mdPath, md);
-  console.log(md);
-  log(`results: ${jsonPath}, ${mdPath}`);
+  results.finish((done) => renderMarkdown({ ...meta, raw: results.jsonPath }, done));
 }
 
 interface Meta {
@@ -250,21 +219,4 @@ function renderMarkdown(meta: Meta, records: readonly PromiseRecord[]): string {
   return `${header}\n${summarizePromises(records, { liveRoots: settings.live_roots })}`;
 }
 
-// `--render <results.json> [--raw <shown path>]`: the markdown of an earlier run (e.g. after the summary changed).
-const renderAt = process.argv.indexOf("--render");
-if (renderAt >= 0) {
-  const file = process.argv[renderAt + 1]!;
-  const { meta, records } = JSON.parse(readFileSync(file, "utf8")) as { meta: Meta; records: PromiseRecord[] };
-  const rawAt = process.argv.indexOf("--raw");
-  console.log(renderMarkdown({ ...meta, raw: rawAt >= 0 ? process.argv[rawAt + 1]! : file }, records));
-  process.exit(0);
-}
-
-try {
-  await main();
-  teardown.teardown();
-} catch (error) {
-  log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-  teardown.teardown();
-  process.exitCode = 1;
-}
+await runEntry(main, { teardown, render: renderMarkdown });

@@ -6,7 +6,8 @@ import { join } from "node:path";
 import type { PromiseStore } from "@belay/contract";
 import pg from "pg";
 import { processTreeCpuMs } from "../infra.js";
-import { type PromiseChildConfig, percentile, round2 } from "./config.js";
+import { latencyPercentiles, p50PerKind, round2 } from "../stats.js";
+import type { PromiseChildConfig } from "./config.js";
 import { sdkServerTarget } from "./sdk-server.js";
 import { type OpTimes, type PromiseTarget, SHAPES, type ShapeName, createLiveRoots, runShape } from "./shapes.js";
 
@@ -158,11 +159,8 @@ async function cell(shape: ShapeName, callers: number): Promise<void> {
         cpu_ms_per_lifecycle: round2((after.cpuMs - before.cpuMs) / completed),
       };
     }
-    const sorted = latencies.sort((a, b) => a - b);
     const ops = completed * SHAPES[shape].ops;
     const clientCpuMs = (cpu.user + cpu.system) / 1000;
-    const opP50: Record<string, number | null> = {};
-    for (const [kind, list] of times) opP50[kind] = round2(percentile(list.sort((a, b) => a - b), 50));
     const record = {
       shape,
       callers,
@@ -171,11 +169,8 @@ async function cell(shape: ShapeName, callers: number): Promise<void> {
       ms: Math.round(ms),
       lifecycles_per_s: round2(completed / (ms / 1000)),
       ops_per_s: round2(ops / (ms / 1000)),
-      p50_ms: round2(percentile(sorted, 50)),
-      p95_ms: round2(percentile(sorted, 95)),
-      p99_ms: round2(percentile(sorted, 99)),
-      max_ms: round2(sorted.at(-1) ?? null),
-      op_p50_ms: opP50,
+      ...latencyPercentiles(latencies),
+      op_p50_ms: p50PerKind(times),
       commits_per_lifecycle: SHAPES[shape].commits,
       client_cpu_ms: Math.round(clientCpuMs),
       client_cpu_ms_per_lifecycle: round2(clientCpuMs / completed),

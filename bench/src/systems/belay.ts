@@ -9,9 +9,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { JobStore } from "@belay/contract";
 import { Client, Worker, defineJob, request } from "@belay/core";
-import type pg from "pg";
-import { cfg, harnessClient } from "../child.js";
+import { HarnessAdmin, cfg } from "../child.js";
 import { type Adapter, type Payload, type Session, runSystem } from "../driver.js";
+import { type StoreCallStats, tracedJobStore } from "../traced-store.js";
 import { probeRoundTrip, systemConnString } from "./network.js";
 
 const KIND = process.env["BELAY_STORE"] === "sqlite" ? "sqlite" : "postgres";
@@ -27,15 +27,14 @@ const noop = defineJob<Payload>({
   },
 });
 
-let admin: pg.Client | null = null;
+const admin = new HarnessAdmin(SCHEMA);
 let sqliteFile = "";
 let files = 0;
 const sqliteDir = join(cfg.scratch, "sqlite", `run${cfg.run}`);
 
 async function freshStore(fresh: boolean): Promise<JobStore> {
   if (KIND === "postgres") {
-    admin ??= await harnessClient(cfg.database!);
-    if (fresh) await admin.query(`drop schema if exists ${SCHEMA} cascade`);
+    await admin.prepare(fresh);
     const { PostgresStore } = await import("@belay/postgres");
     const store = new PostgresStore({ connectionString: systemConnString(cfg.database!), schema: SCHEMA });
     if (fresh) await store.migrate();
@@ -53,47 +52,11 @@ async function freshStore(fresh: boolean): Promise<JobStore> {
 
 // ---- the worker's store calls, traced: how many, how large, how long, how many at once ----
 
-interface OpStat {
-  calls: number;
-  jobs: number;
-  ms: number[];
-  inFlight: number;
-  maxInFlight: number;
-}
 const TRACED = ["claim", "reportOutcomes", "heartbeat"];
 /** Pump counts of the opt-in `pumps-N` variants. */
 const PUMPS = [2, 4];
 
-/** `store` counting the worker's claims, reports and heartbeats into `ops` (behaviour unchanged). */
-function traced(store: JobStore, ops: Map<string, OpStat>): JobStore {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof v !== "function") return v;
-      const name = String(prop);
-      if (!TRACED.includes(name)) return v.bind(target);
-      return async (req: Record<string, unknown>) => {
-        const s = ops.get(name) ?? { calls: 0, jobs: 0, ms: [], inFlight: 0, maxInFlight: 0 };
-        ops.set(name, s);
-        s.maxInFlight = Math.max(s.maxInFlight, ++s.inFlight);
-        const t = performance.now();
-        try {
-          const res = (await (v as (r: unknown) => Promise<unknown>).call(target, req)) as Record<string, unknown>;
-          s.calls++;
-          s.ms.push(performance.now() - t);
-          if (name === "claim") s.jobs += (res["jobs"] as unknown[]).length;
-          else if (name === "reportOutcomes") s.jobs += (req["reports"] as unknown[]).length;
-          else s.jobs += (req["leases"] as unknown[]).length;
-          return res;
-        } finally {
-          s.inFlight--;
-        }
-      };
-    },
-  });
-}
-
-function traceOf(ops: Map<string, OpStat>): Record<string, unknown> {
+function traceOf(ops: Map<string, StoreCallStats>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, s] of ops) {
     const ms = [...s.ms].sort((a, b) => a - b);
@@ -119,13 +82,12 @@ const adapter: Adapter = {
       ]),
     ),
   },
-  enqueueVariant: "default",
   api: { single: "client.enqueue", batch: `client.enqueueMany x${cfg.batch}` },
   async open(variant, fresh): Promise<Session> {
     const store = await freshStore(fresh);
     const client = new Client({ store });
     let worker: Worker | null = null;
-    const ops = new Map<string, OpStat>();
+    const ops = new Map<string, StoreCallStats>();
     return {
       enqueue: (payload) => client.enqueue(noop, payload),
       enqueueBatch: (list) => client.enqueueMany(list.map((p) => request(noop, p))),
@@ -133,13 +95,12 @@ const adapter: Adapter = {
         onJobs = handler;
         const pumps = variant.startsWith("pumps-") ? Number(variant.slice("pumps-".length)) : 1;
         const group = { name: "bench", queues: [QUEUE], poolSize: Math.max(1, Math.round(concurrency / pumps)), ...(pumps > 1 ? { pumps } : {}) };
-        worker = new Worker({ store: traced(store, ops), jobs: [noop], groups: [group] });
+        worker = new Worker({ store: tracedJobStore(store, TRACED, ops), jobs: [noop], groups: [group] });
         await worker.start();
       },
       async completed() {
         if (KIND === "postgres") {
-          const { rows } = await admin!.query(`select count(*)::int as c from ${SCHEMA}.jobs where state = 3`);
-          return Number(rows[0].c);
+          return admin.count(`select count(*)::int as c from ${SCHEMA}.jobs where state = 3`);
         }
         const counts = await store.countJobs();
         return counts.filter((c) => c.state === "succeeded").reduce((n, c) => n + c.count, 0);
@@ -153,9 +114,7 @@ const adapter: Adapter = {
       },
     };
   },
-  async dispose() {
-    await admin?.end();
-  },
+  dispose: () => admin.end(),
   ...(KIND === "postgres" ? { facts: () => probeRoundTrip(cfg.database!) } : {}),
 };
 

@@ -48,7 +48,6 @@ const adapter: Adapter = {
   variants: {
     default: { roles: { process: "both", latency: "both" }, settings: { concurrency: "C", backend: BACKEND } },
   },
-  enqueueVariant: "default",
   api: { single: "add", batch: `addBulk x${cfg.batch}` },
   async open(_variant, fresh): Promise<Session> {
     if (fresh) await reset();

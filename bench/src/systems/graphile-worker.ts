@@ -7,8 +7,7 @@
 //            maxPoolSize C+1, localQueue { size 500, refetchDelay 10 ms }, completeJobBatchDelay
 //            and failJobBatchDelay 0 (batched completion).
 import { Logger, type Runner, type WorkerUtils, makeWorkerUtils, run } from "graphile-worker";
-import type pg from "pg";
-import { cfg, harnessClient } from "../child.js";
+import { HarnessAdmin, cfg } from "../child.js";
 import { systemConnString } from "./network.js";
 import { type Adapter, type Session, type VariantSpec, runSystem } from "../driver.js";
 
@@ -27,16 +26,14 @@ const variants: Record<string, VariantSpec> = {
   default: { roles: { process: "default", latency: "default" }, settings: settingsFor("default", 0) },
 };
 
-let admin: pg.Client | null = null;
+const admin = new HarnessAdmin("graphile_worker");
 
 const adapter: Adapter = {
   variants,
-  enqueueVariant: "default",
   api: { single: "addJob", batch: `addJobs x${cfg.batch}` },
   async open(variant, fresh): Promise<Session> {
-    admin ??= await harnessClient(cfg.database!);
+    await admin.prepare(fresh);
     if (fresh) {
-      await admin.query("drop schema if exists graphile_worker cascade");
       const u = await makeWorkerUtils({ connectionString, logger });
       await u.migrate();
       await u.release();
@@ -65,8 +62,7 @@ const adapter: Adapter = {
         });
       },
       async completed() {
-        const { rows } = await admin!.query("select count(*)::int as c from graphile_worker._private_jobs");
-        return cfg.jobs - Number(rows[0].c);
+        return cfg.jobs - (await admin.count("select count(*)::int as c from graphile_worker._private_jobs"));
       },
       async close() {
         closed = true;
@@ -77,9 +73,7 @@ const adapter: Adapter = {
       },
     };
   },
-  async dispose() {
-    await admin?.end();
-  },
+  dispose: () => admin.end(),
 };
 
 await runSystem(adapter);

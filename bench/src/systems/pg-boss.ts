@@ -12,8 +12,7 @@
 //                createQueue(Q, { notify: true })): the documented low-latency setting, so it is
 //                pg-boss's "best" for the latency phase (idle workers otherwise sleep 2 s).
 import { PgBoss } from "pg-boss";
-import type pg from "pg";
-import { cfg, harnessClient } from "../child.js";
+import { HarnessAdmin, cfg } from "../child.js";
 import { systemConnString } from "./network.js";
 import { type Adapter, type Session, type VariantSpec, runSystem } from "../driver.js";
 
@@ -51,16 +50,14 @@ const variants: Record<string, BossVariant> = {
   },
 };
 
-let admin: pg.Client | null = null;
+const admin = new HarnessAdmin("pgboss");
 
 const adapter: Adapter = {
   variants,
-  enqueueVariant: "default",
   api: { single: "send", batch: `insert x${cfg.batch}` },
   async open(variant, fresh): Promise<Session> {
     const v = variants[variant]!;
-    admin ??= await harnessClient(cfg.database!);
-    if (fresh) await admin.query("drop schema if exists pgboss cascade");
+    await admin.prepare(fresh);
     const boss = new PgBoss({ connectionString, ...v.boss });
     boss.on("error", (e: Error) => console.error(`[pg-boss] ${e.message}`));
     await boss.start();
@@ -77,8 +74,7 @@ const adapter: Adapter = {
         });
       },
       async completed() {
-        const { rows } = await admin!.query("select count(*)::int as c from pgboss.job where name = $1 and state = 'completed'", [Q]);
-        return Number(rows[0].c);
+        return admin.count("select count(*)::int as c from pgboss.job where name = $1 and state = 'completed'", [Q]);
       },
       async close() {
         if (stopped) return;
@@ -87,9 +83,7 @@ const adapter: Adapter = {
       },
     };
   },
-  async dispose() {
-    await admin?.end();
-  },
+  dispose: () => admin.end(),
 };
 
 await runSystem(adapter);

@@ -21,11 +21,10 @@
 //   cd bench && npx tsx --conditions=@belay/source src/tools/measure-postgres.ts [--jobs 10000] [--concurrency 10,50] [--rounds 3] [--shape bench] [--analyze on] [--label before] [--json out.json]
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { JobStore } from "@belay/contract";
 import { Client, Worker, defineJob, request } from "@belay/core";
 import { PostgresStore } from "@belay/postgres";
-import pg from "pg";
 import { log, processTreeCpuMs, throwawayCluster } from "../infra.js";
+import { type StoreCallStats, tracedJobStore } from "../traced-store.js";
 
 const arg = (name: string, dflt: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -45,35 +44,6 @@ const SHAPE = arg("shape", "probe");
 const HISTORY = arg("history", "transitionsAndFailureDetail") as "off" | "transitions" | "transitionsAndFailureDetail";
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-// ---- store proxy: sizes of claims and reports -----------------------------------------------
-
-interface OpStat {
-  calls: number;
-  jobs: number;
-  ms: number[];
-}
-function tracedStore(store: JobStore, ops: Map<string, OpStat>): JobStore {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof v !== "function") return v;
-      const name = String(prop);
-      if (!["claim", "reportOutcomes", "heartbeat", "expireLeases"].includes(name)) return v.bind(target);
-      return async (req: Record<string, unknown>) => {
-        const t = now();
-        const res = (await (v as (r: unknown) => Promise<unknown>).call(target, req)) as Record<string, unknown>;
-        const s = ops.get(name) ?? { calls: 0, jobs: 0, ms: [] };
-        s.calls++;
-        s.ms.push(now() - t);
-        if (name === "claim") s.jobs += (res["jobs"] as unknown[]).length;
-        else if (name === "reportOutcomes") s.jobs += (req["reports"] as unknown[]).length;
-        ops.set(name, s);
-        return res;
-      };
-    },
-  });
-}
-
 // ---- main ---------------------------------------------------------------------------------
 
 const median = (xs: number[]) => {
@@ -86,7 +56,7 @@ const pctl = (xs: number[], p: number) => {
 };
 const r1 = (x: number) => Math.round(x * 10) / 10;
 
-const { cluster, start, cleanup } = throwawayCluster("belay-measure-", Number(arg("pg-port", "55441")));
+const { cluster, startWithStatements, cleanup } = throwawayCluster("belay-measure-", Number(arg("pg-port", "55441")));
 
 interface Trial {
   round: number;
@@ -121,11 +91,7 @@ function kindOf(text: string): string {
 }
 
 try {
-  start(["m"], "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on");
-  const url = cluster.connectionString("m");
-  const side = new pg.Client({ connectionString: url });
-  await side.connect();
-  await side.query("create extension if not exists pg_stat_statements");
+  const { url, side } = await startWithStatements("m");
   let onJob: () => void = () => undefined;
   const noop = defineJob<{ i: number }>({ name: "bench.noop", queue: "bench", handler: () => onJob() });
 
@@ -145,7 +111,7 @@ try {
       } else {
         await side.query("checkpoint");
       }
-      const ops = new Map<string, OpStat>();
+      const ops = new Map<string, StoreCallStats>();
       let done = 0;
       let first = 0;
       let cpu0 = process.cpuUsage();
@@ -175,7 +141,7 @@ try {
           }
         };
       });
-      const worker = new Worker({ store: tracedStore(store, ops), jobs: [noop], groups: [{ name: "bench", queues: ["bench"], poolSize: c }] });
+      const worker = new Worker({ store: tracedJobStore(store, ["claim", "reportOutcomes", "heartbeat", "expireLeases"], ops), jobs: [noop], groups: [{ name: "bench", queues: ["bench"], poolSize: c }] });
       await worker.start();
       await started;
       while (done < JOBS) await sleep(5);

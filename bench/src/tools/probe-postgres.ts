@@ -184,16 +184,13 @@ function section(title: string, wallMs: number, jobs: number): string {
 
 // ---- main ---------------------------------------------------------------------------------
 
-const { cluster, start, cleanup } = throwawayCluster("belay-probe-", Number(arg("pg-port", "55433")));
+const { startWithStatements, cleanup } = throwawayCluster("belay-probe-", Number(arg("pg-port", "55433")));
 
 const report: string[] = [`# @belay/postgres probe — ${new Date().toISOString()}`, "", `jobs ${JOBS}, concurrency ${CONC.join(",")}`, ""];
 try {
-  // pg_stat_statements (with planning time) for per-statement server cost; the probe only.
-  start(["probe"], "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on");
-  const url = cluster.connectionString("probe");
-  side = new pg.Client({ connectionString: url });
-  await side.connect();
-  await side.query("create extension if not exists pg_stat_statements");
+  const started = await startWithStatements("probe");
+  const url = started.url;
+  side = started.side;
   const raw = new pg.Pool({ connectionString: PG_OPTIONS ? `${url}&options=${encodeURIComponent(PG_OPTIONS)}` : url, max: 10 });
   raw.on("error", () => undefined);
 
@@ -207,48 +204,43 @@ try {
     return store;
   };
 
-  // enqueue one by one, 10 in flight
-  {
-    const store = await fresh();
-    const client = new Client({ store: tracedStore(store) });
+  /** Counters of the store operations, the statements and pg_stat_statements, back to zero. */
+  const resetCounters = async () => {
     stats.clear();
     ops.clear();
     await side!.query("select pg_stat_statements_reset()");
+  };
+  /** An enqueue phase on a fresh store, timed and reported under `title`, its insert explained. */
+  const enqueuePhase = async (title: string, label: string, enqueue: (client: Client) => Promise<void>) => {
+    const store = await fresh();
+    const client = new Client({ store: tracedStore(store) });
+    await resetCounters();
     explainWanted.add("enqueue (insert jobs)");
-    explainLabel = "single enqueue";
-    let next = 0;
+    explainLabel = label;
     const t = now();
+    await enqueue(client);
+    report.push(section(title, now() - t, JOBS), await serverStats(JOBS), "");
+    await store.close();
+  };
+
+  await enqueuePhase("enqueue one by one (10 in flight)", "single enqueue", async (client) => {
+    let next = 0;
     await Promise.all(Array.from({ length: 10 }, async () => {
       while (next < JOBS) {
         next++;
         await client.enqueue(noop, { i: next });
       }
     }));
-    report.push(section("enqueue one by one (10 in flight)", now() - t, JOBS), await serverStats(JOBS), "");
-    await store.close();
-  }
-  // batch
-  {
-    const store = await fresh();
-    const client = new Client({ store: tracedStore(store) });
-    stats.clear();
-    ops.clear();
-    await side!.query("select pg_stat_statements_reset()");
-    explainWanted.add("enqueue (insert jobs)");
-    explainLabel = "batch of 1000";
-    const t = now();
+  });
+  await enqueuePhase("enqueue batches of 1000", "batch of 1000", async (client) => {
     for (let s = 0; s < JOBS; s += 1000) await client.enqueueMany(Array.from({ length: Math.min(1000, JOBS - s) }, (_, k) => request(noop, { i: s + k })));
-    report.push(section("enqueue batches of 1000", now() - t, JOBS), await serverStats(JOBS), "");
-    await store.close();
-  }
+  });
   for (const c of CONC) {
     const store = await fresh();
     const client = new Client({ store });
     for (let s = 0; s < JOBS; s += 1000) await client.enqueueMany(Array.from({ length: Math.min(1000, JOBS - s) }, (_, k) => request(noop, { i: s + k })));
     await side.query("vacuum analyze belay.jobs");
-    stats.clear();
-    ops.clear();
-    await side.query("select pg_stat_statements_reset()");
+    await resetCounters();
     let done = 0;
     let first = 0;
     onJob = () => {

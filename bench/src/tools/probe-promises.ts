@@ -145,13 +145,9 @@ async function explainAll(side: pg.Client): Promise<string> {
   return out.join("\n");
 }
 
-const { cluster, start, cleanup } = throwawayCluster("belay-probe-promises-", Number(arg("pg-port", "55434")));
+const { cluster, startWithStatements, cleanup } = throwawayCluster("belay-probe-promises-", Number(arg("pg-port", "55434")));
 try {
-  start(["probe"], "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on");
-  const url = cluster.connectionString("probe");
-  const side = new pg.Client({ connectionString: url });
-  await side.connect();
-  await side.query("create extension if not exists pg_stat_statements");
+  const { url, side } = await startWithStatements("probe");
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   pool.on("error", () => undefined);
   const store = new PostgresPromiseStore({ pool: tracedPool(pool) });

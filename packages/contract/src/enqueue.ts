@@ -56,19 +56,11 @@ export type EnqueueResult =
   | { readonly id: string; readonly status: "rejected"; readonly rejection: Rejection }
   | { readonly id: string; readonly status: "notWritten" };
 
-/** A job whose own fields passed validation, with parents de-duplicated and tags de-duplicated. */
-export interface NormalizedNewJob {
-  readonly id: string;
-  readonly jobName: string;
-  readonly queue: string;
-  readonly payload: string;
-  readonly dueAt: Instant;
-  readonly parentIds: readonly string[];
-  readonly dependencyMode: DependencyMode;
-  readonly tags: readonly Tag[];
-  readonly traceContext: string | null;
-  readonly retry: RetryDisposition | null;
-}
+/**
+ * A job whose own fields passed validation, every optional field present (its default when
+ * omitted), with parents de-duplicated and tags de-duplicated.
+ */
+export type NormalizedNewJob = Required<NewJob>;
 
 // Shared by every job a call validates: the normalized job's empty lists, and the rejection
 // builders (module functions, so that validating a job allocates none).

@@ -258,3 +258,4 @@ export {
   assertReportObserverDeliveriesRequest,
 } from "./requests.js";
 export * from "./promises/index.js";
+export * from "./sql-store-kit.js";

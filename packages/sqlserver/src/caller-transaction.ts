@@ -1,4 +1,4 @@
-import { InvalidTransactionError, type QueryExecutor, type QueryRow, isBelayError } from "@belay/contract";
+import { InvalidTransactionError, KeptPromise, type QueryExecutor, type QueryRow, isBelayError, verifiedExecutor } from "@belay/contract";
 import { toInt } from "./keys.js";
 import { type CheckedExecutor, type Executor, callerTransactionError } from "./session.js";
 import { render, statement } from "./statements.js";
@@ -41,15 +41,14 @@ function toWhereabouts(row: QueryRow | undefined): Whereabouts {
  * without this check an enqueue would land, and commit, wherever the caller's connection reaches.
  */
 export class CallerTransactionCheck {
-  readonly #meta: Executor;
   readonly #table: string;
   readonly #schemaName: string;
-  #own: Promise<Whereabouts> | null = null;
+  readonly #own: KeptPromise<Whereabouts>;
 
   constructor(meta: Executor, schemaName: string) {
-    this.#meta = meta;
     this.#table = `[${schemaName}].[schema_migrations]`;
     this.#schemaName = schemaName;
+    this.#own = new KeptPromise(() => meta.read("checkCallerTransaction", (session) => session.rows(WHEREABOUTS, { table: this.#table })).then((rows) => toWhereabouts(rows[0])));
   }
 
   async check(caller: QueryExecutor, operation: string): Promise<void> {
@@ -64,29 +63,17 @@ export class CallerTransactionCheck {
     if (theirs.trancount === 0) throw new InvalidTransactionError("the connection has no open transaction (begin one first, and not after its commit or rollback)");
     if (theirs.xact === -1) throw new InvalidTransactionError("the transaction has failed and cannot commit; roll it back");
     if (theirs.marker === null) throw new InvalidTransactionError(`the transaction's database ${theirs.db} has no Belay schema ${this.#schemaName}`);
-    let own = await this.#ownWhereabouts();
+    let own = await this.#own.get();
     if (own.guid !== theirs.guid || own.marker !== theirs.marker) {
-      this.#own = null;
-      own = await this.#ownWhereabouts();
+      this.#own.forget();
+      own = await this.#own.get();
     }
     if (own.guid !== theirs.guid) throw new InvalidTransactionError(`the transaction is on database ${theirs.db}, not on the store's database ${own.db}`);
     if (own.marker !== theirs.marker) throw new InvalidTransactionError(`the transaction reaches another schema ${this.#schemaName} than the store's`);
-  }
-
-  #ownWhereabouts(): Promise<Whereabouts> {
-    this.#own ??= this.#meta
-      .read("checkCallerTransaction", (session) => session.rows(WHEREABOUTS, { table: this.#table }))
-      .then((rows) => toWhereabouts(rows[0]))
-      .catch((error: unknown) => {
-        this.#own = null;
-        throw error;
-      });
-    return this.#own;
   }
 }
 
 /** `executor` with the check attached. Throws `InvalidTransactionError` for something that cannot run SQL at all. */
 export function checkedCaller(executor: QueryExecutor, check: CallerTransactionCheck, operation: string): CheckedExecutor {
-  if (typeof executor?.query !== "function") throw new InvalidTransactionError("expected an executor with query(sql, values) running in your transaction");
-  return { query: (sql, values) => executor.query(sql, values), verify: () => check.check(executor, operation) };
+  return verifiedExecutor(executor, check, operation);
 }

@@ -1,4 +1,4 @@
-import { InvalidTransactionError, type QueryExecutor, type StepHook, isBelayError } from "@belay/contract";
+import { InvalidTransactionError, type QueryExecutor, type StepHook, hookedStep, isBelayError } from "@belay/contract";
 import { type MssqlPool, type MssqlRequest, type MssqlRow, type MssqlTransaction, READ_COMMITTED, resultSets } from "./driver.js";
 import { classifyError, errorCodes, errorNumbers, isUniqueViolation, toStoreError } from "./mssql-errors.js";
 import { type Statement, positional, render } from "./statements.js";
@@ -21,6 +21,11 @@ function bind(request: MssqlRequest, st: Statement, values: Readonly<Record<stri
 }
 
 const last = (sets: MssqlRow[][]): MssqlRow[] => sets.at(-1) ?? [];
+
+/** A session whose statements run through `query`, its steps through the hook (none: no steps). */
+function sessionOf(query: Session["query"], hook: StepHook | null, operation: string, callerTransaction = false): Session {
+  return { callerTransaction, query, rows: async (st, values = {}) => last(await query(st, values)), step: hookedStep(hook, operation) };
+}
 
 /** Each call's savepoint has a name of its own (SQL Server savepoint names are at most 32 characters). */
 let savepoints = 0;
@@ -48,6 +53,11 @@ export class Executor {
     return this.#schema;
   }
 
+  /** Statements run each as one request from `request` (of the pool, or of a transaction). */
+  #requests(request: () => MssqlRequest): Session["query"] {
+    return async (st, values = {}) => resultSets(await bind(request(), st, values).query(render(st, this.#schema)));
+  }
+
   /** Runs `body` with statements in autocommit (reads, and writes that are one statement). */
   async read<T>(operation: string, body: (session: Session) => Promise<T>): Promise<T> {
     let pool: MssqlPool;
@@ -56,14 +66,8 @@ export class Executor {
     } catch (error) {
       throw toStoreError(error, operation);
     }
-    const session: Session = {
-      callerTransaction: false,
-      query: async (st, values = {}) => resultSets(await bind(pool.request(), st, values).query(render(st, this.#schema))),
-      rows: async (st, values = {}) => last(await session.query(st, values)),
-      step: async () => undefined,
-    };
     try {
-      return await body(session);
+      return await body(sessionOf(this.#requests(() => pool.request()), null, operation));
     } catch (error) {
       throw toStoreError(error, operation);
     }
@@ -99,14 +103,7 @@ export class Executor {
     } catch (error) {
       throw toStoreError(error, operation);
     }
-    const session: Session = {
-      callerTransaction: false,
-      query: async (st, values = {}) => resultSets(await bind(tx.request(), st, values).query(render(st, this.#schema))),
-      rows: async (st, values = {}) => last(await session.query(st, values)),
-      step: async (step) => {
-        if (hook !== null) await hook({ operation, step });
-      },
-    };
+    const session = sessionOf(this.#requests(() => tx.request()), hook, operation);
     try {
       const result = await body(session);
       await session.step("commit");
@@ -141,19 +138,11 @@ export class Executor {
     } catch (error) {
       throw callerTransactionError(error, operation);
     }
-    const hook = this.#hook();
-    const session: Session = {
-      callerTransaction: true,
-      // A caller's executor hands back one list of rows: every statement run through it has one result set.
-      query: async (st, values = {}) => [[...(await caller.query(render(st, this.#schema), positional(st, values)))]],
-      rows: async (st, values = {}) => last(await session.query(st, values)),
-      step: async (step) => {
-        if (hook !== null) await hook({ operation, step });
-      },
-    };
+    // A caller's executor hands back one list of rows: every statement run through it has one result set.
+    const query: Session["query"] = async (st, values = {}) => [[...(await caller.query(render(st, this.#schema), positional(st, values)))]];
     let result: T;
     try {
-      result = await body(session);
+      result = await body(sessionOf(query, this.#hook(), operation, true));
     } catch (error) {
       await undoSavepoint(caller, savepoint);
       if (errorNumbers(error).includes(208)) {

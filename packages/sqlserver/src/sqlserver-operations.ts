@@ -1,6 +1,6 @@
 import {
   type EnqueueRequest, type EnqueueResult, type MigrateResult, type StepHook, type StoreCapabilities, DelegatingOperations,
-  type JobStoreOperations, StoreClosedError,
+  type JobStoreOperations, StoreGate,
 } from "@belay/contract";
 import { CallerTransactionCheck, checkedCaller } from "./caller-transaction.js";
 import type { StoreContext } from "./context.js";
@@ -63,8 +63,7 @@ export class SqlServerOperations extends DelegatingOperations<StoreContext> impl
   readonly #meta: Executor;
   readonly #ctx: StoreContext;
   #hook: StepHook | null = null;
-  #ready: Promise<void> | null = null;
-  #closed = false;
+  readonly #gate: StoreGate;
 
   constructor(config: SqlServerStoreConfig) {
     super({ ...audit, ...claim, ...enqueues, ...leases, ...maintainer, ...observers, ...operator, ...outcomes, ...reads, ...retention, ...schedules, ...tags, ...workflows });
@@ -72,6 +71,7 @@ export class SqlServerOperations extends DelegatingOperations<StoreContext> impl
     this.#pool = poolSource(config);
     const { schema, schemaName, bounds, historyPolicy } = this.#config;
     this.#meta = new Executor(this.#pool.get, schema, () => null);
+    this.#gate = new StoreGate(() => checkSchema(this.#meta, schemaName));
     const check = new CallerTransactionCheck(this.#meta, schemaName);
     this.#ctx = {
       executor: new Executor(this.#pool.get, schema, () => this.#hook),
@@ -101,25 +101,19 @@ export class SqlServerOperations extends DelegatingOperations<StoreContext> impl
     this.#hook = hook;
   }
 
-  async migrate(): Promise<MigrateResult> {
-    this.#assertOpen();
-    const result = await migrateSurface(this.#meta, JOB_SURFACE, this.#config.schemaName, {
-      requireReadCommittedSnapshot: this.#config.requireReadCommittedSnapshot,
-    });
-    this.#ready = Promise.resolve();
-    return result;
+  migrate(): Promise<MigrateResult> {
+    const { schemaName, requireReadCommittedSnapshot } = this.#config;
+    return this.#gate.migrate(() => migrateSurface(this.#meta, JOB_SURFACE, schemaName, { requireReadCommittedSnapshot }));
   }
 
   /** Migrates only up to `version` (how the upgrade tests build a database as an older release left it). */
   async migrateTo(version: number): Promise<MigrateResult> {
-    this.#assertOpen();
+    this.#gate.assertOpen();
     return migrateSurface(this.#meta, JOB_SURFACE, this.#config.schemaName, { upTo: version, requireReadCommittedSnapshot: this.#config.requireReadCommittedSnapshot });
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await this.#pool.close();
+    if (this.#gate.close()) await this.#pool.close();
   }
 
   enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
@@ -128,20 +122,7 @@ export class SqlServerOperations extends DelegatingOperations<StoreContext> impl
 
   /** Runs one operation once the store is open and its schema checked. */
   protected override async run<T>(operation: (ctx: StoreContext) => Promise<T>): Promise<T> {
-    await this.#open();
+    await this.#gate.open();
     return operation(this.#ctx);
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new StoreClosedError();
-  }
-
-  async #open(): Promise<void> {
-    this.#assertOpen();
-    this.#ready ??= checkSchema(this.#meta, this.#config.schemaName).catch((error: unknown) => {
-      this.#ready = null;
-      throw error;
-    });
-    await this.#ready;
   }
 }

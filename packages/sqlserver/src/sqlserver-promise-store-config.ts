@@ -1,6 +1,6 @@
-import { InvalidInputError, type PromiseFrontOptions } from "@belay/contract";
+import { InvalidInputError, type PromiseFrontOptions, type ResolvedSqlPromiseOptions, resolveSqlPromiseOptions } from "@belay/contract";
 import type { MssqlPool } from "./driver.js";
-import { resolveConnectionConfig } from "./sqlserver-store-config.js";
+import { resolveConnectionConfig, resolveRequireReadCommittedSnapshot } from "./sqlserver-store-config.js";
 
 /** Options of {@link SqlServerPromiseStore}. Give either `pool` or `connectionString`. */
 export interface SqlServerPromiseStoreConfig extends PromiseFrontOptions {
@@ -18,26 +18,18 @@ export interface SqlServerPromiseStoreConfig extends PromiseFrontOptions {
   readonly requireReadCommittedSnapshot?: boolean;
 }
 
-export interface ResolvedSqlServerPromiseStoreConfig {
-  readonly schemaName: string;
-  readonly schema: string;
-  readonly attempts: number;
+export interface ResolvedSqlServerPromiseStoreConfig extends ResolvedSqlPromiseOptions {
   readonly requireReadCommittedSnapshot: boolean;
 }
 
 /** Applies defaults and validates; throws `InvalidInputError` naming the field (the front checks `bounds` and `settings`). */
 export function resolveSqlServerPromiseStoreConfig(config: SqlServerPromiseStoreConfig): ResolvedSqlServerPromiseStoreConfig {
-  const { schemaName, schema } = resolveConnectionConfig(config);
-  const attempts = config.attempts ?? 4;
-  if (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 100) throw new InvalidInputError("attempts", "must be an integer from 1 to 100");
+  const resolved = resolveSqlPromiseOptions(config, resolveConnectionConfig);
   if (config.bounds?.idLength !== undefined && config.bounds.idLength > 1024) {
     throw new InvalidInputError("bounds.idLength", `must be at most 1024 on SQL Server (promise ids are varbinary(1024)), got ${config.bounds.idLength}`);
   }
   if (config.bounds?.addressLength !== undefined && config.bounds.addressLength > 2666) {
     throw new InvalidInputError("bounds.addressLength", `must be at most 2666 on SQL Server (addresses are matched as varbinary(8000)), got ${config.bounds.addressLength}`);
   }
-  if (config.requireReadCommittedSnapshot !== undefined && typeof config.requireReadCommittedSnapshot !== "boolean") {
-    throw new InvalidInputError("requireReadCommittedSnapshot", "must be a boolean");
-  }
-  return { schemaName, schema, attempts, requireReadCommittedSnapshot: config.requireReadCommittedSnapshot ?? true };
+  return { ...resolved, requireReadCommittedSnapshot: resolveRequireReadCommittedSnapshot(config.requireReadCommittedSnapshot) };
 }

@@ -1,6 +1,6 @@
 import {
   CheckedPromiseStore, type MigrateResult, type PromiseBackend, type PromiseReader, type PromiseTransaction, type StepHook,
-  StoreClosedError,
+  StoreGate,
 } from "@belay/contract";
 import { PROMISE_SURFACE, checkSchema, migrateSurface } from "./migrate.js";
 import { Executor, type Session } from "./session.js";
@@ -25,14 +25,14 @@ class SqlServerPromiseBackend implements PromiseBackend {
   readonly #meta: Executor;
   readonly #listeners = new Set<() => void>();
   #hook: StepHook | null = null;
-  #ready: Promise<void> | null = null;
-  #closed = false;
+  readonly #gate: StoreGate;
 
   constructor(config: SqlServerPromiseStoreConfig) {
     this.#config = resolveSqlServerPromiseStoreConfig(config);
     this.#pool = poolSource(config);
     this.#executor = new Executor(this.#pool.get, this.#config.schema, () => this.#hook);
     this.#meta = new Executor(this.#pool.get, this.#config.schema, () => null);
+    this.#gate = new StoreGate(() => checkSchema(this.#meta, this.#config.schemaName, PROMISE_SURFACE));
   }
 
   get schemaName(): string {
@@ -43,34 +43,31 @@ class SqlServerPromiseBackend implements PromiseBackend {
     this.#hook = hook;
   }
 
-  async migrate(): Promise<MigrateResult> {
-    this.#assertOpen();
-    const result = await migrateSurface(this.#meta, PROMISE_SURFACE, this.#config.schemaName, { requireReadCommittedSnapshot: this.#config.requireReadCommittedSnapshot });
-    this.#ready = Promise.resolve();
-    return result;
+  migrate(): Promise<MigrateResult> {
+    const { schemaName, requireReadCommittedSnapshot } = this.#config;
+    return this.#gate.migrate(() => migrateSurface(this.#meta, PROMISE_SURFACE, schemaName, { requireReadCommittedSnapshot }));
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (!this.#gate.close()) return;
     this.#listeners.clear();
     await this.#pool.close();
   }
 
   async ping(): Promise<void> {
-    this.#assertOpen();
+    this.#gate.assertOpen();
     await checkSchema(this.#meta, this.#config.schemaName, PROMISE_SURFACE);
   }
 
   subscribeOutbox(listener: () => void): () => void {
-    this.#assertOpen();
+    this.#gate.assertOpen();
     const entry = () => listener();
     this.#listeners.add(entry);
     return () => void this.#listeners.delete(entry);
   }
 
   async transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T> {
-    await this.#open();
+    await this.#gate.open();
     let wrote = false;
     const result = await this.#executor.transaction(
       operation,
@@ -86,7 +83,7 @@ class SqlServerPromiseBackend implements PromiseBackend {
   }
 
   async read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T> {
-    await this.#open();
+    await this.#gate.open();
     return this.#meta.read("read", (session) => work(promiseReader(session)));
   }
 
@@ -106,19 +103,6 @@ class SqlServerPromiseBackend implements PromiseBackend {
       },
       reset: () => resetPromises(session),
     };
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new StoreClosedError();
-  }
-
-  async #open(): Promise<void> {
-    this.#assertOpen();
-    this.#ready ??= checkSchema(this.#meta, this.#config.schemaName, PROMISE_SURFACE).catch((error: unknown) => {
-      this.#ready = null;
-      throw error;
-    });
-    await this.#ready;
   }
 }
 

@@ -1,4 +1,6 @@
-import { type Bounds, type HistoryPolicy, InvalidInputError, resolveBounds } from "@belay/contract";
+import {
+  type Bounds, type ConnectionOptions, type HistoryPolicy, InvalidInputError, checkConnectionOptions, resolveBounds, resolveHistoryPolicy,
+} from "@belay/contract";
 import type { MssqlPool } from "./driver.js";
 
 /** Options of {@link SqlServerStore}. Give either `pool` or `connectionString`. */
@@ -85,31 +87,18 @@ export interface ResolvedSqlServerStoreConfig {
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Where a store connects and which schema it works in: the options every SQL Server store shares. */
-export interface SqlServerConnectionConfig {
-  readonly pool?: MssqlPool;
-  readonly connectionString?: string;
-  readonly maxConnections?: number;
-  readonly schema?: string;
-}
+export type SqlServerConnectionConfig = ConnectionOptions<MssqlPool>;
 
 /**
  * Checks the connection options (exactly one of `pool` and `connectionString`, the pool size, the
  * schema name); throws `InvalidInputError` naming the field. Returns the schema's plain and quoted names.
  */
 export function resolveConnectionConfig(config: SqlServerConnectionConfig): { readonly schemaName: string; readonly schema: string } {
-  if (typeof config !== "object" || config === null) throw new InvalidInputError("config", "must be an object");
-  const hasPool = config.pool !== undefined;
-  const hasUrl = config.connectionString !== undefined;
-  if (hasPool === hasUrl) throw new InvalidInputError("pool", "give exactly one of pool and connectionString");
-  if (hasPool && (typeof config.pool?.request !== "function" || typeof config.pool?.transaction !== "function")) {
-    throw new InvalidInputError("pool", "must have request() and transaction() (an mssql ConnectionPool)");
-  }
-  if (hasUrl && (typeof config.connectionString !== "string" || config.connectionString.length === 0)) {
-    throw new InvalidInputError("connectionString", "must be an mssql:// URL or an ADO.NET connection string");
-  }
-  if (config.maxConnections !== undefined && (!Number.isSafeInteger(config.maxConnections) || config.maxConnections < 1)) {
-    throw new InvalidInputError("maxConnections", "must be an integer ≥ 1");
-  }
+  checkConnectionOptions(
+    config,
+    (pool) => (typeof pool?.request === "function" && typeof pool?.transaction === "function" ? null : "must have request() and transaction() (an mssql ConnectionPool)"),
+    "an mssql:// URL or an ADO.NET connection string",
+  );
   const schemaName = config.schema ?? DEFAULT_SCHEMA;
   if (typeof schemaName !== "string" || !IDENTIFIER.test(schemaName) || schemaName.length > 128) {
     throw new InvalidInputError("schema", "must be a plain identifier of at most 128 characters: letters, digits or _, not starting with a digit");
@@ -127,12 +116,12 @@ export function resolveSqlServerStoreConfig(config: SqlServerStoreConfig): Resol
       throw new InvalidInputError(`bounds.${entry.bound}`, `must be at most ${most} on SQL Server (column ${entry.column} holds ${entry.capacity} ${entry.unit}), got ${bounds[entry.bound]}`);
     }
   }
-  const historyPolicy = config.historyPolicy ?? "transitionsAndFailureDetail";
-  if (!["off", "transitions", "transitionsAndFailureDetail"].includes(historyPolicy)) {
-    throw new InvalidInputError("historyPolicy", "must be off, transitions or transitionsAndFailureDetail");
-  }
-  if (config.requireReadCommittedSnapshot !== undefined && typeof config.requireReadCommittedSnapshot !== "boolean") {
-    throw new InvalidInputError("requireReadCommittedSnapshot", "must be a boolean");
-  }
-  return { schemaName, schema, bounds, historyPolicy, requireReadCommittedSnapshot: config.requireReadCommittedSnapshot ?? true };
+  const historyPolicy = resolveHistoryPolicy(config.historyPolicy);
+  return { schemaName, schema, bounds, historyPolicy, requireReadCommittedSnapshot: resolveRequireReadCommittedSnapshot(config.requireReadCommittedSnapshot) };
+}
+
+/** The `requireReadCommittedSnapshot` option of either store, checked (`true` by default). */
+export function resolveRequireReadCommittedSnapshot(value: boolean | undefined): boolean {
+  if (value !== undefined && typeof value !== "boolean") throw new InvalidInputError("requireReadCommittedSnapshot", "must be a boolean");
+  return value ?? true;
 }

@@ -25,6 +25,18 @@ export function statement(name: string, params: Readonly<Record<string, string>>
   return declared;
 }
 
+/**
+ * The two statements of a keyset page over `seq`, `${name}Oldest` and `${name}Newest`: `body`
+ * writes each from its comparison with the cursor (`>` oldest first, `<` newest first) and its order.
+ */
+export function seqPages(
+  name: string,
+  params: Readonly<Record<string, string>>,
+  body: (schema: string, after: ">" | "<", order: "ASC" | "DESC") => string,
+): { readonly oldestFirst: Statement; readonly newestFirst: Statement } {
+  return { oldestFirst: statement(`${name}Oldest`, params, (S) => body(S, ">", "ASC")), newestFirst: statement(`${name}Newest`, params, (S) => body(S, "<", "DESC")) };
+}
+
 /** Every statement declared so far (import the store's modules first). */
 export function registeredStatements(): readonly Statement[] {
   return [...registry.values()];

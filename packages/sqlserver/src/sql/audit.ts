@@ -1,9 +1,9 @@
-import { type AuditAction, type AuditPage, type AuditRecord, type ListAuditRequest, clampToBound, decodeSeqCursor, encodeSeqCursor } from "@belay/contract";
+import { type AuditAction, type AuditPage, type AuditRecord, type ListAuditRequest, encodeSeqCursor, seqPageRequest } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { key, keyOrNull, textOfKey, toInt } from "../keys.js";
 import type { Session } from "../session.js";
 import { COLUMN_BYTES } from "../sqlserver-store-config.js";
-import { statement } from "../statements.js";
+import { seqPages, statement } from "../statements.js";
 
 // The audit trail of operator actions. Each action appends its record inside its own
 // transaction, so the effect and the record commit together.
@@ -19,25 +19,21 @@ export async function appendAudit(session: Session, record: Omit<AuditRecord, "s
   await session.query(APPEND_AUDIT, { at: record.at, actor: record.actor, action: record.action, kind: record.targetKind, target: key(record.target), detail: record.detail });
 }
 
-const auditPage = (descending: boolean) =>
-  statement(
-    descending ? "listAuditNewest" : "listAuditOldest",
-    { after: "bigint", target: `varbinary(${COLUMN_BYTES.id})`, kind: "nvarchar(16)", limit: "int" },
-    (S) => `SELECT TOP (@limit) a.seq, a.at, a.actor, a.action, a.target_kind, a.target, a.detail FROM ${S}.audit AS a
-WHERE (@after IS NULL OR a.seq ${descending ? "<" : ">"} @after) AND (@target IS NULL OR a.target = @target) AND (@kind IS NULL OR a.target_kind = @kind)
-ORDER BY a.seq ${descending ? "DESC" : "ASC"}`,
-  );
-const OLDEST = auditPage(false);
-const NEWEST = auditPage(true);
+const AUDIT_PAGES = seqPages(
+  "listAudit",
+  { after: "bigint", target: `varbinary(${COLUMN_BYTES.id})`, kind: "nvarchar(16)", limit: "int" },
+  (S, after, order) => `SELECT TOP (@limit) a.seq, a.at, a.actor, a.action, a.target_kind, a.target, a.detail FROM ${S}.audit AS a
+WHERE (@after IS NULL OR a.seq ${after} @after) AND (@target IS NULL OR a.target = @target) AND (@kind IS NULL OR a.target_kind = @kind)
+ORDER BY a.seq ${order}`,
+);
 
 /** See `JobStore.listAuditRecords`. */
 export async function listAuditRecords(ctx: StoreContext, request: ListAuditRequest): Promise<AuditPage> {
-  const limit = clampToBound(request.limit ?? ctx.bounds.monitorPage, ctx.bounds.monitorPage);
-  const after = request.after === undefined ? null : decodeSeqCursor(request.after);
+  const { limit, after } = seqPageRequest(request, ctx.bounds);
   // A target too long to be an id names nothing.
   if (request.target !== undefined && Buffer.byteLength(request.target, "utf8") > COLUMN_BYTES.id) return { records: [], nextCursor: null };
   const rows = await ctx.executor.read("listAuditRecords", (s) =>
-    s.rows(request.order === "newestFirst" ? NEWEST : OLDEST, { after, target: keyOrNull(request.target), kind: request.targetKind ?? null, limit: limit + 1 }),
+    s.rows(request.order === "newestFirst" ? AUDIT_PAGES.newestFirst : AUDIT_PAGES.oldestFirst, { after, target: keyOrNull(request.target), kind: request.targetKind ?? null, limit: limit + 1 }),
   );
   const records: AuditRecord[] = rows.slice(0, limit).map((row) => ({
     seq: toInt(row["seq"]),

@@ -3,7 +3,7 @@ import type { StoreContext } from "../context.js";
 import { hex, toIntOrNull } from "../keys.js";
 import { COLUMN_BYTES } from "../sqlserver-store-config.js";
 import { statement } from "../statements.js";
-import { ID_HEX, idOf, toClaimed } from "./jobs.js";
+import { ID_HEX, idOf, toClaimed, workerTransitions } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 const QUEUE = `varbinary(${COLUMN_BYTES.queue})`;
@@ -72,13 +72,7 @@ OUTPUT p.n, inserted.seq, inserted.id, inserted.job_name, inserted.queue, insert
   inserted.enqueued_at, inserted.lease_expires_at, inserted.tags, inserted.parent_ids, inserted.dependency_mode, inserted.trace_context,
   inserted.schedule_id, inserted.workflow_id, inserted.retry, inserted.transition_count INTO @claimed
 FROM ${S}.jobs AS j INNER JOIN @picked AS p ON p.seq = j.seq;
-IF @history = 1
-BEGIN
-  INSERT INTO ${S}.transitions (job_seq, ordinal, at, state, attempt, cause, worker_id)
-  SELECT c.seq, c.transition_count, @now, ${STATE.leased}, c.attempt, ${TRANSITION_CAUSE_CODES.claimed}, @worker FROM @claimed AS c ORDER BY c.n;
-  DELETE t FROM ${S}.transitions AS t INNER JOIN @claimed AS c ON t.job_seq = c.seq
-  WHERE c.transition_count > @cap AND t.ordinal <= c.transition_count - @cap;
-END;
+${workerTransitions(S, "@claimed", "c", STATE.leased, TRANSITION_CAUSE_CODES.claimed)}
 SELECT c.seq, c.id, c.job_name, c.queue, c.payload, c.attempt, c.releases, c.due_at, c.enqueued_at, c.lease_expires_at, c.tags, c.parent_ids,
   c.dependency_mode, c.trace_context, c.schedule_id, c.workflow_id, c.retry
 FROM @claimed AS c ORDER BY c.n;

@@ -1,8 +1,7 @@
 import {
   type EnqueueRequest, type EnqueueResult, type EnqueueThroughRequest, type EnqueuedThrough, type InitialJobState, type Instant,
-  type NormalizedNewJob, type QueryExecutor, type TransitionCause, DEPENDENCY_MODE_CODES, JOB_STATE_CODES,
-  TRANSITION_CAUSE_CODES, boundRejection, foldAscii, jobStateFromCode, planEnqueue, refusedEnqueue, terminalCauseText,
-  validateNewJob, enqueueAuditRecords,
+  type PlannedInsert, type QueryExecutor, type TransitionCause, DEPENDENCY_MODE_CODES, JOB_STATE_CODES, TRANSITION_CAUSE_CODES,
+  boundRejection, foldAscii, planEnqueue, plannedInserts, refusedEnqueue, validateNewJob, enqueueAuditRecords,
 } from "@belay/contract";
 import { appendAudit } from "./audit.js";
 import type { StoreContext } from "../context.js";
@@ -13,16 +12,6 @@ import { statement } from "../statements.js";
 import { ID_HEX, encodeIds, encodeRetry, encodeTags, idOf, stateOf } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
-
-/** A job ready to insert: validated, with its initial state decided. */
-export interface PlannedInsert {
-  readonly job: NormalizedNewJob;
-  readonly state: number;
-  readonly parentsRemaining: number;
-  readonly terminalCause: string | null;
-  readonly scheduleId: string | null;
-  readonly workflowId: string | null;
-}
 
 /** Why an insert's jobs were created: by an enqueue (or workflow), a schedule's tick, or a trigger. */
 export type CreationCause = Extract<TransitionCause, "enqueued" | "minted" | "triggered">;
@@ -135,22 +124,6 @@ export async function lockStates(session: Session, ids: readonly string[]): Prom
   return out;
 }
 
-/**
- * The initial state of a new job from its parents' states: cancelled at once when an
- * `onSuccess` parent already ended otherwise than succeeded, awaiting while any parent is live.
- */
-export function initialState(job: NormalizedNewJob, stateOfParent: (id: string) => number): { state: number; parentsRemaining: number; terminalCause: string | null } {
-  let live = 0;
-  for (const parentId of job.parentIds) {
-    const state = stateOfParent(parentId);
-    if (state < STATE.succeeded) live++;
-    else if (job.dependencyMode === "onSuccess" && state !== STATE.succeeded) {
-      return { state: STATE.cancelled, parentsRemaining: 0, terminalCause: terminalCauseText("parentEnded", { parentId, parentState: jobStateFromCode(state) }) };
-    }
-  }
-  return live > 0 ? { state: STATE.awaitingParents, parentsRemaining: live, terminalCause: null } : { state: STATE.scheduled, parentsRemaining: 0, terminalCause: null };
-}
-
 /** See `JobStore.enqueue`; with `tx`, inside the caller's `mssql` transaction, as {@link enqueueThrough}. */
 export async function enqueue(ctx: StoreContext, request: EnqueueRequest): Promise<EnqueueResult[]> {
   if (request.tx === undefined) return enqueueJobs(ctx, request);
@@ -179,14 +152,8 @@ async function enqueueJobs(ctx: StoreContext, request: EnqueueThroughRequest, ca
     const plans = planEnqueue(jobs, ctx.bounds, (id) => states.has(id), checked);
     if (plans.some((p) => p.kind === "rejected")) return refusedEnqueue(plans);
     await session.step("parents locked");
-    const created = new Map<string, number>();
-    const inserts: PlannedInsert[] = [];
-    for (const p of plans) {
-      if (p.kind !== "create") continue;
-      const initial = initialState(p.job, (id) => created.get(id) ?? states.get(id)!);
-      created.set(p.job.id, initial.state);
-      inserts.push({ job: p.job, ...initial, scheduleId: null, workflowId: null });
-    }
+    const inserts = plannedInserts(plans.flatMap((p) => (p.kind === "create" ? [p.job] : [])), (id) => states.get(id));
+    const created = new Map(inserts.map((insert) => [insert.job.id, insert.state]));
     const seqs = await insertJobs(session, ctx, inserts, now, "enqueued");
     await session.step("jobs inserted");
     const seqOf = new Map(inserts.map((insert, i) => [insert.job.id, { insert, seq: seqs[i] ?? null }]));

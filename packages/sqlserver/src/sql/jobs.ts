@@ -27,29 +27,49 @@ export { decodeIds, decodeRetry, decodeTags, encodeIds, encodeRetry, encodeTags 
 
 export const stateOf = (code: unknown) => jobStateFromCode(toInt(code));
 
-export function toSummary(row: QueryRow): JobSummary {
+/**
+ * SQL: the transitions of a worker's change to the jobs in table variable `changed` (columns
+ * `n, seq, attempt, transition_count`, read as `alias`), to `state` by `cause` at `@now`, and
+ * each job's history capped to its newest `@cap` — when `@history` says history is kept.
+ */
+export const workerTransitions = (S: string, changed: string, alias: string, state: number, cause: number) => `IF @history = 1
+BEGIN
+  INSERT INTO ${S}.transitions (job_seq, ordinal, at, state, attempt, cause, worker_id)
+  SELECT ${alias}.seq, ${alias}.transition_count, @now, ${state}, ${alias}.attempt, ${cause}, @worker FROM ${changed} AS ${alias} ORDER BY ${alias}.n;
+  DELETE t FROM ${S}.transitions AS t INNER JOIN ${changed} AS ${alias} ON t.job_seq = ${alias}.seq
+  WHERE ${alias}.transition_count > @cap AND t.ordinal <= ${alias}.transition_count - @cap;
+END;`;
+
+/** What a job summary and a claimed job read alike from a job's columns. */
+function jobColumns(row: QueryRow) {
   return {
     id: textOfKey(row["id"]),
     seq: toInt(row["seq"]),
     jobName: textOfKey(row["job_name"]),
     queue: textOfKey(row["queue"]),
-    state: stateOf(row["state"]),
     dueAt: toInt(row["due_at"]),
     attempt: toInt(row["attempt"]),
     releases: toInt(row["releases"]),
-    leaseOwner: textOf(row["lease_owner"]),
-    leaseExpiresAt: toIntOrNull(row["lease_expires_at"]),
-    cancelRequested: row["cancel_requested_by"] != null,
     enqueuedAt: toInt(row["enqueued_at"]),
-    terminalAt: toIntOrNull(row["terminal_at"]),
-    terminalCause: (row["terminal_cause"] as string | null) ?? null,
     parentIds: decodeIds(row["parent_ids"]),
-    dependencyMode: dependencyModeFromCode(toInt(row["dependency_mode"])),
+    dependencyMode: dependencyModeFromCode(toInt(row["dependency_mode"])) as DependencyMode,
     tags: decodeTags(row["tags"]),
     traceContext: (row["trace_context"] as string | null) ?? null,
     scheduleId: textOf(row["schedule_id"]),
     workflowId: textOf(row["workflow_id"]),
     retry: decodeRetry(row["retry"]),
+  };
+}
+
+export function toSummary(row: QueryRow): JobSummary {
+  return {
+    ...jobColumns(row),
+    state: stateOf(row["state"]),
+    leaseOwner: textOf(row["lease_owner"]),
+    leaseExpiresAt: toIntOrNull(row["lease_expires_at"]),
+    cancelRequested: row["cancel_requested_by"] != null,
+    terminalAt: toIntOrNull(row["terminal_at"]),
+    terminalCause: (row["terminal_cause"] as string | null) ?? null,
   };
 }
 
@@ -59,25 +79,7 @@ export function toRecord(row: QueryRow): JobRecord {
 
 /** A claimed job from a row of the claim's output (the job's columns after the update). */
 export function toClaimed(row: QueryRow): ClaimedJob {
-  return {
-    id: textOfKey(row["id"]),
-    seq: toInt(row["seq"]),
-    jobName: textOfKey(row["job_name"]),
-    queue: textOfKey(row["queue"]),
-    payload: row["payload"] as string,
-    attempt: toInt(row["attempt"]),
-    releases: toInt(row["releases"]),
-    dueAt: toInt(row["due_at"]),
-    enqueuedAt: toInt(row["enqueued_at"]),
-    leaseExpiresAt: toInt(row["lease_expires_at"]),
-    tags: decodeTags(row["tags"]),
-    parentIds: decodeIds(row["parent_ids"]),
-    dependencyMode: dependencyModeFromCode(toInt(row["dependency_mode"])) as DependencyMode,
-    traceContext: (row["trace_context"] as string | null) ?? null,
-    scheduleId: textOf(row["schedule_id"]),
-    workflowId: textOf(row["workflow_id"]),
-    retry: decodeRetry(row["retry"]),
-  };
+  return { ...jobColumns(row), payload: row["payload"] as string, leaseExpiresAt: toInt(row["lease_expires_at"]) };
 }
 
 // ---- locked rows -----------------------------------------------------------------------------

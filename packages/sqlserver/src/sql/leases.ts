@@ -7,7 +7,7 @@ import { hex, key, textOfKey, toInt } from "../keys.js";
 import { COLUMN_BYTES } from "../sqlserver-store-config.js";
 import { statement } from "../statements.js";
 import { type EndedParent, resolveChildren } from "./children.js";
-import { ID_HEX, type JobRow, type JobWrite, decodeRetry, ended, idOf, lockJobs, rescheduled, writeJobs } from "./jobs.js";
+import { ID_HEX, type JobRow, type JobWrite, decodeRetry, ended, idOf, lockJobs, rescheduled, workerTransitions, writeJobs } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 const WORKER = `varbinary(${COLUMN_BYTES.id})`;
@@ -52,13 +52,7 @@ UPDATE j SET state = ${STATE.scheduled}, due_at = @now, releases = j.releases + 
 OUTPUT r.n, inserted.seq, inserted.id, inserted.attempt, inserted.transition_count INTO @released
 FROM ${S}.jobs AS j INNER JOIN OPENJSON(@leases) WITH (n int '$[0]', id ${ID_HEX} '$[1]', attempt int '$[2]') AS r ON j.id = ${idOf("r.id")}
 WHERE j.state = ${STATE.leased} AND j.lease_owner = @worker AND j.attempt = r.attempt AND j.lease_expires_at > @now;
-IF @history = 1
-BEGIN
-  INSERT INTO ${S}.transitions (job_seq, ordinal, at, state, attempt, cause, worker_id)
-  SELECT r.seq, r.transition_count, @now, ${STATE.scheduled}, r.attempt, ${TRANSITION_CAUSE_CODES.released}, @worker FROM @released AS r ORDER BY r.n;
-  DELETE t FROM ${S}.transitions AS t INNER JOIN @released AS r ON t.job_seq = r.seq
-  WHERE r.transition_count > @cap AND t.ordinal <= r.transition_count - @cap;
-END;
+${workerTransitions(S, "@released", "r", STATE.scheduled, TRANSITION_CAUSE_CODES.released)}
 SELECT r.id FROM @released AS r ORDER BY r.n`,
 );
 

@@ -1,6 +1,6 @@
 import {
-  type AuditAction, type CancelResult, type JobActionRequest, type QueueActionRequest, type QueueActionResult,
-  type QueueSettings, type RequeueResult, type SetConcurrencyLimitRequest, JOB_STATE_CODES, isTerminalState, terminalCauseText,
+  type CancelResult, type JobActionRequest, type QueueActionRequest, type QueueActionResult, type QueueChange, type QueueSettings,
+  type RequeueResult, JOB_STATE_CODES, isTerminalState, queueActions, terminalCauseText,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { key, textOfKey, toBool, toIntOrNull } from "../keys.js";
@@ -75,14 +75,9 @@ IF @@ROWCOUNT = 0
   INSERT INTO ${S}.queues (queue, paused, concurrency_limit) VALUES (@queue, ISNULL(@paused, 0), CASE WHEN @setLimit = 1 THEN @limit END)`,
 );
 
-async function changeQueue(
-  ctx: StoreContext,
-  action: Extract<AuditAction, "pauseQueue" | "resumeQueue" | "setConcurrencyLimit">,
-  request: QueueActionRequest,
-  change: { readonly paused?: boolean; readonly limit?: number | null },
-  detail: string,
-): Promise<QueueActionResult> {
+async function changeQueue(ctx: StoreContext, request: QueueActionRequest, change: QueueChange): Promise<QueueActionResult> {
   const { queue, actor, now } = request;
+  const { action, detail } = change;
   await ctx.executor.transaction(action, async (session) => {
     await session.query(CHANGE_QUEUE, { queue: key(queue), paused: change.paused ?? null, limit: change.limit ?? null, setLimit: change.limit !== undefined });
     await session.step("queue settings written");
@@ -91,18 +86,8 @@ async function changeQueue(
   return { status: "applied" };
 }
 
-export function pauseQueue(ctx: StoreContext, request: QueueActionRequest): Promise<QueueActionResult> {
-  return changeQueue(ctx, "pauseQueue", request, { paused: true }, "paused");
-}
-
-export function resumeQueue(ctx: StoreContext, request: QueueActionRequest): Promise<QueueActionResult> {
-  return changeQueue(ctx, "resumeQueue", request, { paused: false }, "resumed");
-}
-
-export function setConcurrencyLimit(ctx: StoreContext, request: SetConcurrencyLimitRequest): Promise<QueueActionResult> {
-  const detail = request.limit === null ? "limit=none" : `limit=${request.limit}`;
-  return changeQueue(ctx, "setConcurrencyLimit", request, { limit: request.limit }, detail);
-}
+/** See `JobStore.pauseQueue`, `JobStore.resumeQueue` and `JobStore.setConcurrencyLimit`. */
+export const { pauseQueue, resumeQueue, setConcurrencyLimit } = queueActions(changeQueue);
 
 const QUEUE_SETTINGS = statement("queueSettings", {}, (S) => `SELECT q.queue, q.paused, q.concurrency_limit FROM ${S}.queues AS q ORDER BY q.queue`);
 

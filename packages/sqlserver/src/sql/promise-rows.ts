@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import {
   type LoadedRows, PROMISE_STATES, PROMISE_TAGS, type PromiseEffects, type PromiseRow, type PromiseScheduleRow,
-  type PromiseState, type QueryRow, type RowKey, TASK_STATES, type TaskRow, type TaskState,
+  type PromiseState, type QueryRow, type RowKey, TASK_STATES, type TaskRow, type TaskState, keysByKind,
 } from "@belay/contract";
 import { fromHex, hex, textOfKey, toInt, toIntOrNull } from "../keys.js";
 import type { Session } from "../session.js";
@@ -113,18 +113,9 @@ SELECT ${SCHEDULE_COLUMNS("s")} FROM ${S}.promise_schedules AS s WITH (UPDLOCK, 
 
 /** See `PromiseTransaction.load`. */
 export async function loadPromiseRows(session: Session, keys: readonly RowKey[]): Promise<LoadedRows> {
-  const promiseIds = new Set<string>();
-  const awaiterKeys = new Set<string>();
-  const listenerKeys = new Set<string>();
-  const branchKeys = new Set<string>();
-  const scheduleKeys = new Set<string>();
-  for (const k of keys) {
-    if (k.kind === "promise") promiseIds.add(k.id);
-    else if (k.kind === "awaiters") awaiterKeys.add(k.promiseId);
-    else if (k.kind === "listeners") listenerKeys.add(k.promiseId);
-    else if (k.kind === "branch") branchKeys.add(k.branch);
-    else scheduleKeys.add(k.id);
-  }
+  const { promise: promiseIds, awaiters: awaiterKeys, listeners: listenerKeys, branch: branchKeys } = keysByKind(keys);
+  // A `branchOf` key is looked up as a schedule id, as this load always has: it answers no branch for one.
+  const scheduleKeys = new Set(keys.flatMap((k) => (k.kind === "schedule" || k.kind === "branchOf" ? [k.id] : [])));
   const named = [...new Set([...promiseIds, ...awaiterKeys, ...listenerKeys])];
   const sets = await session.query(LOAD, {
     named: JSON.stringify(named.map(hex)),

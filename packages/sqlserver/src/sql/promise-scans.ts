@@ -1,6 +1,6 @@
-import type {
-  CallbackRow, Instant, ListenerRow, OutboxFilter, OutboxRef, OutboxRow, PromisePageQuery, PromiseReader, PromiseRow, QueryRow,
-  TaskPageQuery,
+import {
+  type CallbackRow, type Instant, type ListenerRow, type OutboxRef, type OutboxRow, type PromisePageQuery, type PromiseReader,
+  type PromiseTransaction, type QueryRow, type TaskPageQuery, takesNothing,
 } from "@belay/contract";
 import { hex, key, textOfKey, toInt } from "../keys.js";
 import type { Session } from "../session.js";
@@ -69,14 +69,9 @@ function outboxRow(kind: unknown, id: string, address: string, version: number, 
   return toInt(kind) === OUTBOX_KIND_CODES.execute ? { kind: "execute", version, ...common } : { kind: "unblock", version: 0, ...common };
 }
 
-export async function takeOutbox(
-  session: Session,
-  now: Instant,
-  max: number,
-  until: Instant,
-  filter: OutboxFilter | null,
-): Promise<(OutboxRow & { readonly promise?: PromiseRow | null })[]> {
-  if (filter !== null && filter.addresses.length === 0 && filter.prefixes.length === 0) return [];
+/** See `PromiseTransaction.takeOutbox`: each `unblock` comes with its promise (`null` when it is gone). */
+export async function takeOutbox(session: Session, ...[now, max, until, filter]: Parameters<PromiseTransaction["takeOutbox"]>): ReturnType<PromiseTransaction["takeOutbox"]> {
+  if (takesNothing(filter)) return [];
   const rows = await session.rows(TAKE_OUTBOX, {
     now,
     max,

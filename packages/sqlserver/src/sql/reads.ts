@@ -1,11 +1,11 @@
 import {
-  type DependencyEdges, type JobCount, type JobPage, type JobRecord, type ListJobsRequest, type TransitionRecord, clampToBound,
-  decodeSeqCursor, encodeSeqCursor, isTerminalState, transitionCauseFromCode,
+  type DependencyEdges, type JobCount, type JobPage, type JobRecord, type ListJobsRequest, type TransitionRecord, encodeSeqCursor,
+  isTerminalState, seqPageRequest, transitionCauseFromCode,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { key, textOf, textOfKey, toInt, toIntOrNull } from "../keys.js";
 import { COLUMN_BYTES } from "../sqlserver-store-config.js";
-import { statement } from "../statements.js";
+import { seqPages, statement } from "../statements.js";
 import { FILTER_PARAMS, FILTER_SQL, filterValues } from "./filters.js";
 import { SUMMARY_COLUMNS, decodeIds, stateOf, toRecord, toSummary } from "./jobs.js";
 
@@ -59,23 +59,19 @@ export async function getJobHistory(ctx: StoreContext, jobId: string): Promise<T
   }));
 }
 
-const listJobsStatement = (descending: boolean) =>
-  statement(
-    descending ? "listJobsNewest" : "listJobsOldest",
-    { ...FILTER_PARAMS, after: "bigint", limit: "int" },
-    (S) => `SELECT TOP (@limit) ${SUMMARY_COLUMNS} FROM ${S}.jobs AS j
+const JOB_PAGES = seqPages(
+  "listJobs",
+  { ...FILTER_PARAMS, after: "bigint", limit: "int" },
+  (S, after, order) => `SELECT TOP (@limit) ${SUMMARY_COLUMNS} FROM ${S}.jobs AS j
 WHERE ${FILTER_SQL(S)}
-  AND (@after IS NULL OR j.seq ${descending ? "<" : ">"} @after)
-ORDER BY j.seq ${descending ? "DESC" : "ASC"}`,
-  );
-const LIST_OLDEST = listJobsStatement(false);
-const LIST_NEWEST = listJobsStatement(true);
+  AND (@after IS NULL OR j.seq ${after} @after)
+ORDER BY j.seq ${order}`,
+);
 
 /** See `JobStore.listJobs`: keyset pages over seq, in either direction. */
 export async function listJobs(ctx: StoreContext, request: ListJobsRequest): Promise<JobPage> {
-  const limit = clampToBound(request.limit ?? ctx.bounds.monitorPage, ctx.bounds.monitorPage);
-  const after = request.after === undefined ? null : decodeSeqCursor(request.after);
-  const st = request.order === "newestFirst" ? LIST_NEWEST : LIST_OLDEST;
+  const { limit, after } = seqPageRequest(request, ctx.bounds);
+  const st = request.order === "newestFirst" ? JOB_PAGES.newestFirst : JOB_PAGES.oldestFirst;
   const filter = filterValues(request);
   if (filter === null) return { jobs: [], nextCursor: null };
   const rows = await ctx.executor.read("listJobs", (s) => s.rows(st, { ...filter, after, limit: limit + 1 }));

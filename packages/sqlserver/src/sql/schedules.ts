@@ -1,15 +1,14 @@
 import {
-  type CatchUpPolicy, JOB_STATE_CODES, type MintDueRequest, type MintResult, type NormalizedNewJob, type QueryRow,
-  type RemoveScheduleResult, type ScheduleRecord, type ScheduleWithPayload, type TriggerScheduleRequest,
-  type TriggerScheduleResult, type UpsertScheduleRequest, type UpsertScheduleResult, mintsOverLiveInstance, normalizeTags,
-  scheduledJobId,
+  type CatchUpPolicy, JOB_STATE_CODES, type MintDueRequest, type MintResult, type PlannedInsert, type QueryRow, type RemoveScheduleResult,
+  type ScheduleRecord, type ScheduleWithPayload, type TriggerScheduleRequest, type TriggerScheduleResult, type UpsertScheduleRequest,
+  type UpsertScheduleResult, mintsOverLiveInstance, normalizeTags, scheduleInstance, scheduledJobId,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { key, textOfKey, toBool, toInt } from "../keys.js";
 import { COLUMN_BYTES } from "../sqlserver-store-config.js";
 import { statement } from "../statements.js";
 import { appendAudit } from "./audit.js";
-import { type PlannedInsert, insertJobs, lockStates } from "./enqueue.js";
+import { insertJobs, lockStates } from "./enqueue.js";
 import { decodeRetry, decodeTags, encodeRetry } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
@@ -146,19 +145,9 @@ const MOVE_CURSOR = statement(
 );
 
 function instance(schedule: QueryRow, id: string, dueAt: number): PlannedInsert {
-  const job: NormalizedNewJob = {
-    id,
-    jobName: textOfKey(schedule["job_name"]),
-    queue: textOfKey(schedule["queue"]),
-    payload: schedule["payload"] as string,
-    dueAt,
-    parentIds: [],
-    dependencyMode: "onSuccess",
-    tags: decodeTags(schedule["tags"]),
-    traceContext: null,
-    retry: decodeRetry(schedule["retry"]),
-  };
-  return { job, state: STATE.scheduled, parentsRemaining: 0, terminalCause: null, scheduleId: textOfKey(schedule["id"]), workflowId: null };
+  const [scheduleId, jobName, queue] = [textOfKey(schedule["id"]), textOfKey(schedule["job_name"]), textOfKey(schedule["queue"])];
+  const template = { scheduleId, jobName, queue, payload: schedule["payload"] as string, tags: decodeTags(schedule["tags"]), retry: decodeRetry(schedule["retry"]) };
+  return scheduleInstance(template, id, dueAt);
 }
 
 /**

@@ -1,14 +1,14 @@
 import {
   type EnqueueResult, type EnqueueWorkflowRequest, type EnqueueWorkflowResult, type EnqueueWorkflowThroughRequest,
   type EnqueuedThrough, type JobState, type ListWorkflowsRequest, type QueryExecutor, type QueryRow, type WorkflowPage,
-  type WorkflowRecord, checkWorkflow, clampToBound, decodeSeqCursor, encodeSeqCursor, planWorkflowMembers, workflowStatus,
+  type WorkflowRecord, checkWorkflow, clampToBound, decodeSeqCursor, encodeSeqCursor, planWorkflowMembers, plannedInserts, workflowStatus,
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { key, textOfKey, toInt } from "../keys.js";
 import { type CheckedExecutor, type Session, transactionExecutor } from "../session.js";
 import { COLUMN_BYTES, COLUMN_CHARS } from "../sqlserver-store-config.js";
 import { statement } from "../statements.js";
-import { type PlannedInsert, initialState, insertJobs, lockStates, nothingAfterCommit } from "./enqueue.js";
+import { insertJobs, lockStates, nothingAfterCommit } from "./enqueue.js";
 import { stateOf } from "./jobs.js";
 
 const ID = `varbinary(${COLUMN_BYTES.id})`;
@@ -49,12 +49,8 @@ async function insertWorkflow(ctx: StoreContext, request: EnqueueWorkflowThrough
     // A refused workflow: the caller's savepoint (or the store's transaction) undoes the workflow row.
     if (!plan.ok) return plan.result;
     await session.step("workflow row inserted");
-    const states = new Map<string, number>();
-    const planned: PlannedInsert[] = plan.members.map((job) => {
-      const initial = initialState(job, (id) => states.get(id)!);
-      states.set(job.id, initial.state);
-      return { job, ...initial, scheduleId: null, workflowId: workflow.id };
-    });
+    // A member's parents are members: no existing job is anyone's parent.
+    const planned = plannedInserts(plan.members, () => undefined, workflow.id);
     const seqs = await insertJobs(session, ctx, planned, now, "enqueued");
     await session.step("members inserted");
     const created = new Map<string, Extract<EnqueueResult, { status: "created" }>>();

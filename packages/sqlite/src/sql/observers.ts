@@ -75,6 +75,11 @@ interface ObserverRow {
   lease_expires_at: number | null;
 }
 
+/** The observer's row, or `undefined` for an unknown observer. */
+function observerRow(ctx: ReadContext, observerId: string): ObserverRow | undefined {
+  return ctx.q.get(OBSERVER).get(observerId) as ObserverRow | undefined;
+}
+
 interface DeadEntry {
   job_id: string;
   state: number;
@@ -118,7 +123,7 @@ function subscribed(subscription: ObserverSubscription, row: { state: number; jo
 /** See `JobStore.registerObserver`. */
 export function* registerObserver(ctx: OpContext, request: RegisterObserverRequest): Steps<RegisterObserverResult> {
   const { subscription } = request;
-  const existing = ctx.q.get(OBSERVER).get(subscription.observerId) as ObserverRow | undefined;
+  const existing = observerRow(ctx, subscription.observerId);
   if (existing !== undefined) {
     ctx.q.get(RESUBSCRIBE).run(JSON.stringify(subscription), subscription.observerId);
     return { status: "updated", cursor: existing.cursor };
@@ -144,7 +149,7 @@ export function* claimObserverDeliveries(
   request: ClaimObserverDeliveriesRequest,
 ): Steps<ClaimObserverDeliveriesResult> {
   const { observerId, workerId, now } = request;
-  const observer = ctx.q.get(OBSERVER).get(observerId) as ObserverRow | undefined;
+  const observer = observerRow(ctx, observerId);
   if (observer === undefined) return { status: "notFound" };
   if (observer.lease_owner !== null && observer.lease_owner !== workerId && observer.lease_expires_at! > now) {
     return { status: "busy", leaseOwner: observer.lease_owner };
@@ -206,16 +211,20 @@ function advanceCursor(ctx: OpContext, observer: ObserverRow): number {
   return cursor;
 }
 
+/** The observer, when `workerId` holds its delivery lease, live at `now` (the fence of a report); else `undefined`. */
+function heldObserver(ctx: ReadContext, request: ReportObserverDeliveriesRequest): ObserverRow | undefined {
+  const observer = observerRow(ctx, request.observerId);
+  return observer?.lease_owner === request.workerId && observer.lease_expires_at! > request.now ? observer : undefined;
+}
+
 /** See `JobStore.reportObserverDeliveries`: fenced by the delivery lease. */
 export function* reportObserverDeliveries(
   ctx: OpContext,
   request: ReportObserverDeliveriesRequest,
 ): Steps<ReportObserverDeliveriesResult> {
-  const { observerId, workerId, now } = request;
-  const observer = ctx.q.get(OBSERVER).get(observerId) as ObserverRow | undefined;
-  if (observer === undefined || observer.lease_owner !== workerId || !(observer.lease_expires_at! > now)) {
-    return { status: "stale" };
-  }
+  const observer = heldObserver(ctx, request);
+  if (observer === undefined) return { status: "stale" };
+  const { observerId, now } = request;
   for (const outcome of request.outcomes) {
     const delivery = ctx.q.get(DELIVERY).get(observerId, outcome.position) as { attempts: number; resolution: number } | undefined;
     if (delivery === undefined || delivery.resolution !== PENDING) continue;
@@ -259,7 +268,7 @@ function toStatus(ctx: ReadContext, observer: ObserverRow): ObserverStatus {
 
 /** See `JobStore.getObserver`; call inside one snapshot. */
 export function getObserver(ctx: ReadContext, observerId: string): ObserverStatus | null {
-  const row = ctx.q.get(OBSERVER).get(observerId) as ObserverRow | undefined;
+  const row = observerRow(ctx, observerId);
   return row === undefined ? null : toStatus(ctx, row);
 }
 

@@ -1,8 +1,10 @@
+import type { OpenAPIHono, RouteConfig, RouteHandler, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { ZodError } from "zod";
 import type { Permission } from "../auth/permissions.js";
 import type { ServerContext } from "../context.js";
-import { HttpError, badRequest } from "../http/errors.js";
+import { HttpError, badRequest, found } from "../http/errors.js";
+import { type ItemDoc, collectionRoute, itemRoute } from "./route-docs.js";
 
 /**
  * The actor of an API request allowed `permission`; throws 401 (no or unknown credentials) or
@@ -20,6 +22,47 @@ export async function requirePermission(ctx: ServerContext, c: Context, permissi
     );
   }
   throw new HttpError(403, { code: "BELAY_FORBIDDEN", field: null, message: `${result.actor} lacks the ${permission} permission` });
+}
+
+/**
+ * The registrar of an app's read routes: every caller of a route it registers needs `view`
+ * before the route's handler runs.
+ */
+export function viewRoutes(app: OpenAPIHono, ctx: ServerContext) {
+  return <R extends RouteConfig>(route: R, handler: RouteHandler<R>): void => {
+    app.openapi(route, (async (c: Context, next: () => Promise<void>) => {
+      await requirePermission(ctx, c, "view");
+      return handler(c as never, next);
+    }) as never);
+  };
+}
+
+/** Registers the read route of a whole collection (see `collectionRoute`): `list` reads it as of now. */
+export function viewCollection<K extends string>(
+  app: OpenAPIHono,
+  ctx: ServerContext,
+  collection: { readonly name: K; readonly item: z.ZodType; readonly summary: string },
+  list: (now: number) => Promise<readonly unknown[]>,
+): void {
+  viewRoutes(app, ctx)(collectionRoute(collection.name, collection.item, collection.summary), async (c) =>
+    c.json({ [collection.name]: await list(ctx.clock.now()) } as never, 200),
+  );
+}
+
+/**
+ * Registers the read route of one item (see `itemRoute`): `get` reads it by the path's id (a 404
+ * naming `kind` when there is none), `respond` makes the answer from it.
+ */
+export function viewItem<T>(
+  app: OpenAPIHono,
+  ctx: ServerContext,
+  item: ItemDoc<z.ZodType> & { readonly kind: string; readonly get: (id: string) => Promise<T | null> },
+  respond: (item: T, id: string, c: Context) => unknown,
+): void {
+  viewRoutes(app, ctx)(itemRoute(item), async (c) => {
+    const { id } = c.req.valid("param");
+    return c.json((await respond(found(item.kind, id, await item.get(id)), id, c)) as never, 200);
+  });
 }
 
 /** Whether the request may see sensitive data (without failing when it may not). */

@@ -3,17 +3,15 @@ import {
 } from "@belay/contract";
 import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { type ServerContext, parseJson } from "../context.js";
-import { HttpError, badRequest, notFound, toHttpError } from "../http/errors.js";
+import { HttpError, badRequest, found, notFound, toHttpError } from "../http/errors.js";
 import { jsonBody } from "../http/json-body.js";
 import { enqueueJobs, enqueueWorkflow } from "../operations/enqueue.js";
-import { maySeeSensitive, requirePermission } from "./guard.js";
+import { maySeeSensitive, requirePermission, viewItem, viewRoutes } from "./guard.js";
 import { errorResponses, jsonAnswer, jsonRequest } from "./route-docs.js";
 import {
-  ActionResultSchema, DependenciesSchema, EnqueueRequestSchema, EnqueueResponseSchema, IntParam, JobDetailSchema,
-  JobPageSchema, ListParam, TagListParam, WorkflowEnqueueResponseSchema, WorkflowRequestSchema, intParamDoc, pathParam, text,
+  ActionResultSchema, DependenciesSchema, EnqueueRequestSchema, EnqueueResponseSchema, IdParam, IntParam, JobDetailSchema,
+  JobPageSchema, ListParam, TagListParam, WorkflowEnqueueResponseSchema, WorkflowRequestSchema, intParamDoc, text,
 } from "./schemas.js";
-
-const JobIdParam = z.object({ id: pathParam("id") });
 
 /** `label`, `key=value` or `key=*` as a tag predicate. */
 export function parseTagPredicate(text: string, field: string): TagPredicate {
@@ -51,6 +49,15 @@ export function checkPageLimit(limit: number | undefined, bound: number, field =
 }
 
 /**
+ * The paging part of a listing request (the cursor, the page size: 50 by default), from a query
+ * whose page size was checked against the store's monitoring page bound first.
+ */
+export function pageOf(query: { readonly after?: string | undefined; readonly limit?: number | undefined }, bound: number): { after?: string; limit: number } {
+  checkPageLimit(query.limit, bound);
+  return { ...(query.after === undefined ? {} : { after: query.after }), limit: query.limit ?? 50 };
+}
+
+/**
  * A store's field of a jobs filter as the query names it (`scope.queues[0]` → `queue`), for
  * the errors a store raises about a filter the query passed on.
  */
@@ -75,7 +82,7 @@ export const ListJobsQuery = z.object({
 
 /** A listing request from the jobs query (shared by the dashboard). */
 export function listRequestOf(query: z.output<typeof ListJobsQuery>, bound: number): ListJobsRequest {
-  checkPageLimit(query.limit, bound);
+  const page = pageOf(query, bound);
   const states = parseStates(query.state, "state");
   const tags = query.tag?.map((t) => parseTagPredicate(t, "tag"));
   return {
@@ -86,13 +93,13 @@ export function listRequestOf(query: z.output<typeof ListJobsQuery>, bound: numb
     ...(query.workflowId === undefined ? {} : { workflowId: query.workflowId }),
     ...(tags === undefined ? {} : { tags }),
     order: query.order ?? "newestFirst",
-    ...(query.after === undefined ? {} : { after: query.after }),
-    limit: query.limit ?? 50,
+    ...page,
   };
 }
 
 /** The job routes: enqueue, list, show, dependencies, cancel, requeue, enqueue a workflow. */
 export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
+  const view = viewRoutes(app, ctx);
   const { store, catalog, clock } = ctx;
 
   app.openapi(
@@ -119,7 +126,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
     },
   );
 
-  app.openapi(
+  view(
     createRoute({
       method: "get",
       path: "/jobs",
@@ -132,14 +139,13 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       },
     }),
     async (c) => {
-      await requirePermission(ctx, c, "view");
       const request = listRequestOf(c.req.valid("query"), store.capabilities.bounds.monitorPage);
       const page = await store.listJobs(request).catch((e: unknown) => Promise.reject(toHttpError(e, filterField)));
       return c.json(page as never, 200);
     },
   );
 
-  app.openapi(
+  view(
     createRoute({
       method: "get",
       path: "/jobs/{id}",
@@ -148,7 +154,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       description:
         "Payload, output and failure detail are included only for a caller with viewSensitive; `?sensitive=true` insists (401/403 otherwise).",
       request: {
-        params: JobIdParam,
+        params: IdParam,
         query: z.object({ sensitive: z.enum(["true", "false"]).optional() }),
       },
       responses: {
@@ -157,12 +163,10 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
       },
     }),
     async (c) => {
-      await requirePermission(ctx, c, "view");
       const { id } = c.req.valid("param");
       const { sensitive: insist } = c.req.valid("query");
       const sensitive = insist === "true" ? (await requirePermission(ctx, c, "viewSensitive"), true) : await maySeeSensitive(ctx, c);
-      const job = await store.getJob(id);
-      if (job === null) throw notFound("job", id);
+      const job = found("job", id, await store.getJob(id));
       const [history, dependencies, output] = await Promise.all([
         store.getJobHistory(id),
         store.getDependencies(id),
@@ -183,26 +187,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
     },
   );
 
-  app.openapi(
-    createRoute({
-      method: "get",
-      path: "/jobs/{id}/dependencies",
-      tags: ["jobs"],
-      summary: "A job's parents and children with their states",
-      request: { params: JobIdParam },
-      responses: {
-        200: jsonAnswer("Edges", DependenciesSchema),
-        ...errorResponses(400, 404, 503),
-      },
-    }),
-    async (c) => {
-      await requirePermission(ctx, c, "view");
-      const { id } = c.req.valid("param");
-      const edges = await store.getDependencies(id);
-      if (edges === null) throw notFound("job", id);
-      return c.json(edges as never, 200);
-    },
-  );
+  viewItem(app, ctx, { path: "/jobs/{id}/dependencies", tag: "jobs", summary: "A job's parents and children with their states", answer: ["Edges", DependenciesSchema], kind: "job", get: (id) => store.getDependencies(id) }, (edges) => edges);
 
   // Cancel and requeue answer alike: the result's status, or 409 naming the state that refused the action.
   const jobActions = [
@@ -230,7 +215,7 @@ export function registerJobRoutes(app: OpenAPIHono, ctx: ServerContext): void {
         tags: ["jobs"],
         summary,
         ...("description" in rest ? { description: rest.description } : {}),
-        request: { params: JobIdParam },
+        request: { params: IdParam },
         responses: { 200: jsonAnswer(done, ActionResultSchema), ...errorResponses(400, 401, 403, 404, 409, 413, 422, 503) },
       }),
       async (c) => {

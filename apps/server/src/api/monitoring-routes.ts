@@ -2,14 +2,20 @@ import type { ObserverStatus, TagSuggestion } from "@belay/contract";
 import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import { PERMISSIONS } from "../auth/permissions.js";
 import type { ServerContext } from "../context.js";
-import { notFound, toHttpError } from "../http/errors.js";
-import { maySeeSensitive, requirePermission } from "./guard.js";
+import { toHttpError } from "../http/errors.js";
+import { maySeeSensitive, viewCollection, viewItem, viewRoutes } from "./guard.js";
 import { errorResponses, jsonAnswer } from "./route-docs.js";
-import { ListJobsQuery, checkPageLimit, filterField, listRequestOf } from "./job-routes.js";
+import { ListJobsQuery, filterField, listRequestOf, pageOf } from "./job-routes.js";
 import {
-  AuditPageSchema, FacetsSchema, HealthSchema, IntParam, MeSchema, ObserverDetailSchema, ObserverSchema, SuggestionsSchema,
-  ThroughputSchema, WorkflowDetailSchema, WorkflowPageSchema, intParamDoc, pathParam, text,
+  AuditPageSchema, FacetsSchema, HealthSchema, IntParam, MeSchema, ObserverDetailSchema, ObserverSchema,
+  SuggestionsSchema, ThroughputSchema, WorkflowDetailSchema, WorkflowPageSchema, intParamDoc, text,
 } from "./schemas.js";
+
+/** The paging fields of a listing query (keyset: a cursor and a page size). */
+const PAGE_QUERY = {
+  after: text().min(1).optional(),
+  limit: IntParam.openapi(intParamDoc("Page size (default 50); above the store's monitorPage bound gets 422")),
+};
 
 /** An observer's status flattened for the API and the dashboard, with its lag. */
 export function observerView(status: ObserverStatus, now: number) {
@@ -36,10 +42,11 @@ export function suggestionText(s: TagSuggestion): string {
 
 /** The read-only routes: audit, workflows, tags, observers, throughput, health, me. */
 export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): void {
+  const view = viewRoutes(app, ctx);
   const { store, clock } = ctx;
   const bound = store.capabilities.bounds.monitorPage;
 
-  app.openapi(
+  view(
     createRoute({
       method: "get",
       path: "/audit",
@@ -50,28 +57,25 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
           target: text().min(1).optional(),
           targetKind: z.enum(["job", "queue", "schedule"]).optional(),
           order: z.enum(["newestFirst", "oldestFirst"]).optional(),
-          after: text().min(1).optional(),
-          limit: IntParam.openapi(intParamDoc("Page size (default 50); above the store's monitorPage bound gets 422")),
+          ...PAGE_QUERY,
         }),
       },
       responses: { 200: jsonAnswer("One page", AuditPageSchema), ...errorResponses(400, 422, 503) },
     }),
     async (c) => {
-      await requirePermission(ctx, c, "view");
       const q = c.req.valid("query");
-      checkPageLimit(q.limit, bound);
+      const paging = pageOf(q, bound);
       const page = await store.listAuditRecords({
         ...(q.target === undefined ? {} : { target: q.target }),
         ...(q.targetKind === undefined ? {} : { targetKind: q.targetKind }),
         order: q.order ?? "newestFirst",
-        ...(q.after === undefined ? {} : { after: q.after }),
-        limit: q.limit ?? 50,
+        ...paging,
       });
       return c.json(page as never, 200);
     },
   );
 
-  app.openapi(
+  view(
     createRoute({
       method: "get",
       path: "/workflows",
@@ -79,41 +83,23 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       summary: "Workflows, oldest first, with their derived status",
       request: {
         query: z.object({
-          after: text().min(1).optional(),
-          limit: IntParam.openapi(intParamDoc("Page size (default 50); above the store's monitorPage bound gets 422")),
+          ...PAGE_QUERY,
         }),
       },
       responses: { 200: jsonAnswer("One page", WorkflowPageSchema), ...errorResponses(400, 422, 503) },
     }),
     async (c) => {
-      await requirePermission(ctx, c, "view");
-      const q = c.req.valid("query");
-      checkPageLimit(q.limit, bound);
-      const page = await store.listWorkflows({ ...(q.after === undefined ? {} : { after: q.after }), limit: q.limit ?? 50 });
+      const page = await store.listWorkflows(pageOf(c.req.valid("query"), bound));
       return c.json(page as never, 200);
     },
   );
 
-  app.openapi(
-    createRoute({
-      method: "get",
-      path: "/workflows/{id}",
-      tags: ["workflows"],
-      summary: "A workflow and its member jobs (first page, oldest first)",
-      request: { params: z.object({ id: pathParam("id") }) },
-      responses: { 200: jsonAnswer("The workflow", WorkflowDetailSchema), ...errorResponses(400, 404, 503) },
-    }),
-    async (c) => {
-      await requirePermission(ctx, c, "view");
-      const { id } = c.req.valid("param");
-      const workflow = await store.getWorkflow(id);
-      if (workflow === null) throw notFound("workflow", id);
-      const page = await store.listJobs({ workflowId: id, order: "oldestFirst", limit: bound });
-      return c.json({ workflow, jobs: page.jobs, nextCursor: page.nextCursor } as never, 200);
-    },
-  );
+  viewItem(app, ctx, { path: "/workflows/{id}", tag: "workflows", summary: "A workflow and its member jobs (first page, oldest first)", answer: ["The workflow", WorkflowDetailSchema], kind: "workflow", get: (id) => store.getWorkflow(id) }, async (workflow, id) => {
+    const page = await store.listJobs({ workflowId: id, order: "oldestFirst", limit: bound });
+    return { workflow, jobs: page.jobs, nextCursor: page.nextCursor };
+  });
 
-  app.openapi(
+  view(
     createRoute({
       method: "get",
       path: "/tags/facets",
@@ -128,7 +114,6 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       responses: { 200: jsonAnswer("Facet values", FacetsSchema), ...errorResponses(400, 422, 503) },
     }),
     async (c) => {
-      await requirePermission(ctx, c, "view");
       const q = c.req.valid("query");
       const { order: _o, after: _a, limit: _l, ...scope } = listRequestOf(q, bound);
       const key = q.key ?? "";
@@ -137,7 +122,7 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
     },
   );
 
-  app.openapi(
+  view(
     createRoute({
       method: "get",
       path: "/tags/suggestions",
@@ -154,7 +139,6 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       responses: { 200: jsonAnswer("Suggestions", SuggestionsSchema), ...errorResponses(400, 503) },
     }),
     async (c) => {
-      await requirePermission(ctx, c, "view");
       const q = c.req.valid("query");
       const page = await store.suggestTags({
         prefix: q.prefix ?? "",
@@ -166,48 +150,20 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
     },
   );
 
-  app.openapi(
-    createRoute({
-      method: "get",
-      path: "/observers",
-      tags: ["observers"],
-      summary: "Transition observers: cursor, lag, dead letters",
-      responses: {
-        200: jsonAnswer("Observers", z.object({ observers: z.array(ObserverSchema) })),
-        ...errorResponses(503),
-      },
-    }),
-    async (c) => {
-      await requirePermission(ctx, c, "view");
-      const now = clock.now();
-      return c.json({ observers: (await store.listObservers()).map((o) => observerView(o, now)) } as never, 200);
-    },
+  viewCollection(app, ctx, { name: "observers", item: ObserverSchema, summary: "Transition observers: cursor, lag, dead letters" }, async (now) =>
+    (await store.listObservers()).map((o) => observerView(o, now)),
   );
 
-  app.openapi(
-    createRoute({
-      method: "get",
-      path: "/observers/{id}",
-      tags: ["observers"],
-      summary: "One observer with its dead letters (their errors with viewSensitive)",
-      request: { params: z.object({ id: pathParam("id") }) },
-      responses: { 200: jsonAnswer("The observer", ObserverDetailSchema), ...errorResponses(400, 404, 503) },
-    }),
-    async (c) => {
-      await requirePermission(ctx, c, "view");
-      const { id } = c.req.valid("param");
-      const status = await store.getObserver(id);
-      if (status === null) throw notFound("observer", id);
-      const sensitive = await maySeeSensitive(ctx, c);
-      const deadLetters = (await store.listObserverDeadLetters(id)).map(({ observerId: _id, ...d }) => ({
-        ...d,
-        error: sensitive ? d.error : null,
-      }));
-      return c.json({ observer: observerView(status, clock.now()), deadLetters } as never, 200);
-    },
-  );
+  viewItem(app, ctx, { path: "/observers/{id}", tag: "observers", summary: "One observer with its dead letters (their errors with viewSensitive)", answer: ["The observer", ObserverDetailSchema], kind: "observer", get: (id) => store.getObserver(id) }, async (status, id, c) => {
+    const sensitive = await maySeeSensitive(ctx, c);
+    const deadLetters = (await store.listObserverDeadLetters(id)).map(({ observerId: _id, ...d }) => ({
+      ...d,
+      error: sensitive ? d.error : null,
+    }));
+    return { observer: observerView(status, clock.now()), deadLetters };
+  });
 
-  app.openapi(
+  view(
     createRoute({
       method: "get",
       path: "/throughput",
@@ -216,7 +172,6 @@ export function registerMonitoringRoutes(app: OpenAPIHono, ctx: ServerContext): 
       responses: { 200: jsonAnswer("Buckets, oldest first", ThroughputSchema) },
     }),
     async (c) => {
-      await requirePermission(ctx, c, "view");
       return c.json({ bucketSeconds: 5, buckets: ctx.throughput.series(clock.now(), 5, 60) }, 200);
     },
   );

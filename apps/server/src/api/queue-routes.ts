@@ -3,7 +3,7 @@ import type { ServerContext } from "../context.js";
 import { notFound, toHttpError } from "../http/errors.js";
 import { jsonBody } from "../http/json-body.js";
 import { type QueueOverview, loadQueueOverviews, totalsOf } from "../monitor/queues.js";
-import { requirePermission } from "./guard.js";
+import { requirePermission, viewCollection, viewRoutes } from "./guard.js";
 import { errorResponses, jsonAnswer, jsonRequest } from "./route-docs.js";
 import { ActionResultSchema, CountsSchema, LimitRequestSchema, QueueSchema, pathParam } from "./schemas.js";
 
@@ -21,9 +21,10 @@ export async function knownQueue(ctx: ServerContext, queue: string): Promise<Que
 
 /** The queue routes: counts, queues, pause, resume, concurrency limit. */
 export function registerQueueRoutes(app: OpenAPIHono, ctx: ServerContext): void {
+  const view = viewRoutes(app, ctx);
   const { store, clock } = ctx;
 
-  app.openapi(
+  view(
     createRoute({
       method: "get",
       path: "/counts",
@@ -32,30 +33,16 @@ export function registerQueueRoutes(app: OpenAPIHono, ctx: ServerContext): void 
       responses: { 200: jsonAnswer("Counts", CountsSchema), ...errorResponses(503) },
     }),
     async (c) => {
-      await requirePermission(ctx, c, "view");
       const counts = await store.countJobs();
       return c.json({ counts, totals: totalsOf(counts) } as never, 200);
     },
   );
 
-  app.openapi(
-    createRoute({
-      method: "get",
-      path: "/queues",
-      tags: ["queues"],
-      summary: "Every queue with its settings and depth per state",
-      responses: {
-        200: jsonAnswer("Queues", z.object({ queues: z.array(QueueSchema) })),
-        ...errorResponses(503),
-      },
-    }),
-    async (c) => {
-      await requirePermission(ctx, c, "view");
-      return c.json({ queues: await loadQueueOverviews(store, ctx.catalog) } as never, 200);
-    },
+  viewCollection(app, ctx, { name: "queues", item: QueueSchema, summary: "Every queue with its settings and depth per state" }, () =>
+    loadQueueOverviews(store, ctx.catalog),
   );
 
-  app.openapi(
+  view(
     createRoute({
       method: "get",
       path: "/queues/{queue}",
@@ -65,7 +52,6 @@ export function registerQueueRoutes(app: OpenAPIHono, ctx: ServerContext): void 
       responses: { 200: jsonAnswer("The queue", QueueSchema), ...errorResponses(400, 404, 503) },
     }),
     async (c) => {
-      await requirePermission(ctx, c, "view");
       return c.json((await knownQueue(ctx, c.req.valid("param").queue)) as never, 200);
     },
   );

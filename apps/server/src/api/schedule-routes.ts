@@ -5,11 +5,9 @@ import { type ServerContext, parseJson } from "../context.js";
 import { notFound, toHttpError } from "../http/errors.js";
 import { jsonBody } from "../http/json-body.js";
 import { nextTicks, upsertSchedule } from "../operations/schedules.js";
-import { maySeeSensitive, requirePermission } from "./guard.js";
+import { maySeeSensitive, requirePermission, viewCollection, viewItem, viewRoutes } from "./guard.js";
 import { errorResponses, jsonAnswer, jsonRequest } from "./route-docs.js";
-import { ScheduleRequestSchema, ScheduleSchema, TriggerResponseSchema, UpsertScheduleResponseSchema, pathParam } from "./schemas.js";
-
-const ScheduleParam = z.object({ id: pathParam("id") });
+import { IdParam, ScheduleRequestSchema, ScheduleSchema, TriggerResponseSchema, UpsertScheduleResponseSchema } from "./schemas.js";
 
 /** A stored schedule with its next three fire times. */
 export function withNextTicks(schedule: ScheduleRecord, now: number) {
@@ -18,45 +16,17 @@ export function withNextTicks(schedule: ScheduleRecord, now: number) {
 
 /** The schedule routes: list, show, create or redefine, remove, trigger. */
 export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): void {
+  const view = viewRoutes(app, ctx);
   const { store, clock, catalog } = ctx;
 
-  app.openapi(
-    createRoute({
-      method: "get",
-      path: "/schedules",
-      tags: ["schedules"],
-      summary: "Every schedule with its cursor, skipped ticks and next ticks",
-      responses: {
-        200: jsonAnswer("Schedules", z.object({ schedules: z.array(ScheduleSchema) })),
-        ...errorResponses(503),
-      },
-    }),
-    async (c) => {
-      await requirePermission(ctx, c, "view");
-      const now = clock.now();
-      return c.json({ schedules: (await store.listSchedules()).map((s) => withNextTicks(s, now)) } as never, 200);
-    },
+  viewCollection(app, ctx, { name: "schedules", item: ScheduleSchema, summary: "Every schedule with its cursor, skipped ticks and next ticks" }, async (now) =>
+    (await store.listSchedules()).map((s) => withNextTicks(s, now)),
   );
 
-  app.openapi(
-    createRoute({
-      method: "get",
-      path: "/schedules/{id}",
-      tags: ["schedules"],
-      summary: "One schedule (its payload template with viewSensitive)",
-      request: { params: ScheduleParam },
-      responses: { 200: jsonAnswer("The schedule", ScheduleSchema), ...errorResponses(400, 404, 503) },
-    }),
-    async (c) => {
-      await requirePermission(ctx, c, "view");
-      const { id } = c.req.valid("param");
-      const schedule = await store.getSchedule(id);
-      if (schedule === null) throw notFound("schedule", id);
-      const { payload, ...record } = schedule;
-      const sensitive = await maySeeSensitive(ctx, c);
-      return c.json({ ...withNextTicks(record, clock.now()), ...(sensitive ? { payload: parseJson(payload) } : {}) } as never, 200);
-    },
-  );
+  viewItem(app, ctx, { path: "/schedules/{id}", tag: "schedules", summary: "One schedule (its payload template with viewSensitive)", answer: ["The schedule", ScheduleSchema], kind: "schedule", get: (id) => store.getSchedule(id) }, async ({ payload, ...record }, _id, c) => {
+    const sensitive = await maySeeSensitive(ctx, c);
+    return { ...withNextTicks(record, clock.now()), ...(sensitive ? { payload: parseJson(payload) } : {}) };
+  });
 
   app.openapi(
     createRoute({
@@ -66,7 +36,7 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       summary: "Create or redefine a schedule (a redefinition keeps its cursor)",
       description: "The cron expression (5 fields, or 6 with seconds first) and the IANA time zone are validated before anything is written.",
       middleware: [jsonBody],
-      request: { params: ScheduleParam, body: jsonRequest(ScheduleRequestSchema) },
+      request: { params: IdParam, body: jsonRequest(ScheduleRequestSchema) },
       responses: {
         201: jsonAnswer("Created", UpsertScheduleResponseSchema),
         200: jsonAnswer("Redefined", UpsertScheduleResponseSchema),
@@ -87,7 +57,7 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       path: "/schedules/{id}",
       tags: ["schedules"],
       summary: "Remove a schedule (its minted jobs stay)",
-      request: { params: ScheduleParam },
+      request: { params: IdParam },
       responses: {
         200: jsonAnswer("Removed", z.object({ status: z.literal("removed") })),
         ...errorResponses(400, 401, 403, 404, 413, 422, 503),
@@ -108,7 +78,7 @@ export function registerScheduleRoutes(app: OpenAPIHono, ctx: ServerContext): vo
       path: "/schedules/{id}/trigger",
       tags: ["schedules"],
       summary: "Run one extra instance now (the cursor and future ticks are untouched); audited",
-      request: { params: ScheduleParam },
+      request: { params: IdParam },
       responses: {
         200: jsonAnswer("Triggered", TriggerResponseSchema),
         ...errorResponses(400, 401, 403, 404, 413, 422, 503),

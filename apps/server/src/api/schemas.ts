@@ -22,6 +22,9 @@ export function pathParam(name: string) {
   return text().min(1).openapi({ param: { name, in: "path" } });
 }
 
+/** The `{id}` of a route's path. */
+export const IdParam = z.object({ id: pathParam("id") });
+
 /** Why `tag` is not `"label"` or `"key=value"`, with the part at fault (`value` for `"key="`). */
 export function tagTextProblem(tag: string): { readonly part: "tag" | "value"; readonly message: string } | null {
   if (tag.length === 0) return { part: "tag", message: "a tag must not be empty" };

@@ -58,6 +58,12 @@ export function notFound(kind: string, id: string, field: string | null = "id"):
   return new HttpError(404, { code: "BELAY_NOT_FOUND", field, message: `unknown ${kind} ${id}` });
 }
 
+/** `value`, or the 404 naming the unknown `kind` when the store found none. */
+export function found<T>(kind: string, id: string, value: T | null): T {
+  if (value === null) throw notFound(kind, id);
+  return value;
+}
+
 /** Seconds a client should wait after a transient store fault. */
 const RETRY_AFTER_SECONDS = "1";
 

@@ -1,10 +1,3 @@
-import { defineProject } from "vitest/config";
+import { workspaceProject } from "../../tests/support/vitest-project.mjs";
 
-export default defineProject({
-  // Resolve workspace packages to their src/ (the "@belay/source" export condition).
-  environments: { ssr: { resolve: { conditions: ["@belay/source"] } } },
-  test: {
-    name: "worker",
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-  },
-});
+export default workspaceProject({ name: "worker" });

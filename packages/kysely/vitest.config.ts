@@ -1,23 +1,11 @@
-import { defineProject } from "vitest/config";
+import { EVENT_WAIT_TIMEOUTS, workspaceProject } from "../../tests/support/vitest-project.mjs";
 
-export default defineProject({
-  // Resolve workspace packages to their src/ (the "@belay/source" export condition), in the test
-  // files (ssr) and in the globalSetup file, which vitest loads in its own `__vitest__` environment.
-  environments: {
-    ssr: { resolve: { conditions: ["@belay/source"] } },
-    __vitest__: { resolve: { conditions: ["@belay/source"] } },
-  },
-  test: {
-    name: "kysely",
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    // Tests wait for events with deadlines of their own (up to 30 s, for a loaded machine); the
-    // default 5 s per test would cut those waits short.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    // One PostgreSQL of this project's own for all its files, never shared with another project.
-    globalSetup: ["test/postgres-global-setup.ts"],
-    // Files that share that server run one at a time, as in @belay/postgres: observer clauses
-    // wait for the cluster's oldest open transaction, so parallel files slow each other.
-    fileParallelism: false,
-  },
+export default workspaceProject({
+  name: "kysely",
+  ...EVENT_WAIT_TIMEOUTS,
+  // One PostgreSQL of this project's own for all its files, never shared with another project.
+  globalSetup: ["test/postgres-global-setup.ts"],
+  // Files that share that server run one at a time, as in @belay/postgres: observer clauses
+  // wait for the cluster's oldest open transaction, so parallel files slow each other.
+  fileParallelism: false,
 });

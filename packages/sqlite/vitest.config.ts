@@ -1,14 +1,3 @@
-import { defineProject } from "vitest/config";
+import { EVENT_WAIT_TIMEOUTS, workspaceProject } from "../../tests/support/vitest-project.mjs";
 
-export default defineProject({
-  // Resolve workspace packages to their src/ (the "@belay/source" export condition).
-  environments: { ssr: { resolve: { conditions: ["@belay/source"] } } },
-  test: {
-    name: "sqlite",
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    // Tests wait for events with deadlines of their own (up to 30 s, for a loaded machine); the
-    // default 5 s per test would cut those waits short.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-  },
-});
+export default workspaceProject({ name: "sqlite", ...EVENT_WAIT_TIMEOUTS });

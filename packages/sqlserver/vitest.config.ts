@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { defineProject } from "vitest/config";
+import { workspaceProject } from "../../tests/support/vitest-project.mjs";
 
 // The server-backed files (test/*.test.ts) need a SQL Server: BELAY_TEST_MSSQL_URL, or a Docker
 // engine for a container (test/sqlserver-global-setup.ts). Without either they are left out of the
@@ -7,22 +7,14 @@ import { defineProject } from "vitest/config";
 // unit tests of src/ always run.
 const serverReachable = Boolean(process.env["BELAY_TEST_MSSQL_URL"]) || spawnSync("docker", ["info"], { stdio: "ignore", timeout: 10_000 }).status === 0;
 
-export default defineProject({
-  // Resolve workspace packages to their src/ (the "@belay/source" export condition), in the test
-  // files (ssr) and in the globalSetup file, which vitest loads in its own `__vitest__` environment.
-  environments: {
-    ssr: { resolve: { conditions: ["@belay/source"] } },
-    __vitest__: { resolve: { conditions: ["@belay/source"] } },
-  },
-  test: {
-    name: "sqlserver",
-    include: serverReachable ? ["src/**/*.test.ts", "test/**/*.test.ts"] : ["src/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    // One SQL Server for all files (BELAY_TEST_MSSQL_URL, or one container): the drain and crash
-    // tests' load stays out of the conformance suite's observer clauses, whose walker waits for
-    // the database's oldest active rowversion.
-    globalSetup: ["test/sqlserver-global-setup.ts"],
-    fileParallelism: false,
-  },
+export default workspaceProject({
+  name: "sqlserver",
+  ...(serverReachable ? {} : { include: ["src/**/*.test.ts"] }),
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  // One SQL Server for all files (BELAY_TEST_MSSQL_URL, or one container): the drain and crash
+  // tests' load stays out of the conformance suite's observer clauses, whose walker waits for
+  // the database's oldest active rowversion.
+  globalSetup: ["test/sqlserver-global-setup.ts"],
+  fileParallelism: false,
 });

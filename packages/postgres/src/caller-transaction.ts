@@ -1,4 +1,4 @@
-import { type QueryExecutor, type QueryRow, InvalidTransactionError, isBelayError } from "@belay/contract";
+import { type QueryExecutor, type QueryRow, InvalidTransactionError, KeptPromise, isBelayError, verifiedExecutor } from "@belay/contract";
 import { type CheckedExecutor, type Executor, adHoc, callerTransactionError } from "./session.js";
 
 /**
@@ -52,16 +52,17 @@ function same(a: Whereabouts, b: Whereabouts): boolean {
  * connection happens to reach.
  */
 export class CallerTransactionCheck {
-  readonly #meta: Executor;
   readonly #relation: string;
   readonly #schemaName: string;
-  #own: Promise<Whereabouts> | null = null;
+  readonly #own: KeptPromise<Whereabouts>;
 
   /** @param schema the quoted schema identifier; `schemaName` its plain name, for messages. */
   constructor(meta: Executor, schema: string, schemaName: string) {
-    this.#meta = meta;
     this.#relation = `${schema}.schema_migrations`;
     this.#schemaName = schemaName;
+    this.#own = new KeptPromise(() =>
+      meta.run("checkCallerTransaction", "autocommit", (session) => session.query(WHEREABOUTS, [this.#relation])).then((rows) => toWhereabouts(rows[0])),
+    );
   }
 
   /** Throws `InvalidTransactionError` unless `caller` reaches the store's database and schema. */
@@ -77,11 +78,11 @@ export class CallerTransactionCheck {
     if (theirs.marker === null) {
       throw new InvalidTransactionError(`the transaction's database ${theirs.database} has no Belay schema ${this.#schemaName}`);
     }
-    let own = await this.#ownWhereabouts();
+    let own = await this.#own.get();
     if (!same(own, theirs)) {
       // The server may have restarted since the store last looked: look again before refusing.
-      this.#own = null;
-      own = await this.#ownWhereabouts();
+      this.#own.forget();
+      own = await this.#own.get();
     }
     if (own.database !== theirs.database) {
       throw new InvalidTransactionError(`the transaction is on database ${theirs.database}, not on the store's database ${own.database}`);
@@ -89,17 +90,6 @@ export class CallerTransactionCheck {
     if (!same(own, theirs)) {
       throw new InvalidTransactionError(`the transaction is on another server than the store's (database ${own.database}, schema ${this.#schemaName})`);
     }
-  }
-
-  #ownWhereabouts(): Promise<Whereabouts> {
-    this.#own ??= this.#meta
-      .run("checkCallerTransaction", "autocommit", (session) => session.query(WHEREABOUTS, [this.#relation]))
-      .then((rows) => toWhereabouts(rows[0]))
-      .catch((error: unknown) => {
-        this.#own = null;
-        throw error;
-      });
-    return this.#own;
   }
 }
 
@@ -109,8 +99,5 @@ export class CallerTransactionCheck {
  * cannot run SQL at all.
  */
 export function checkedCaller(executor: QueryExecutor, check: CallerTransactionCheck, operation: string): CheckedExecutor {
-  if (typeof executor?.query !== "function") {
-    throw new InvalidTransactionError("expected an executor with query(sql, values) running in your transaction");
-  }
-  return { query: (sql, values) => executor.query(sql, values), verify: () => check.check(executor, operation) };
+  return verifiedExecutor(executor, check, operation);
 }

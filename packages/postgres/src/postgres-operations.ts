@@ -1,6 +1,6 @@
 import {
   type EnqueueRequest, type EnqueueResult, type HintListener, type MigrateResult, type StepHook, type StoreCapabilities,
-  DelegatingOperations, type JobStoreOperations, StoreClosedError, resolveBounds, validateNewJob,
+  DelegatingOperations, type JobStoreOperations, StoreGate, resolveBounds, validateNewJob,
 } from "@belay/contract";
 import { CallerTransactionCheck, checkedCaller } from "./caller-transaction.js";
 import type { StoreContext } from "./context.js";
@@ -48,12 +48,12 @@ export class PostgresOperations extends DelegatingOperations<StoreContext> imple
   readonly #coalescer: EnqueueCoalescer;
   readonly #accepted = new Set<Promise<readonly EnqueueResult[]>>();
   #hook: StepHook | null = null;
-  #ready: Promise<void> | null = null;
-  #closed = false;
+  readonly #gate: StoreGate;
 
   constructor(config: PostgresStoreConfig) {
     super({ ...audit, ...claim, ...enqueues, ...leases, ...maintainer, ...observers, ...operator, ...outcomes, ...reads, ...retention, ...schedules, ...tags, ...workflows });
     this.#config = resolvePostgresStoreConfig(config);
+    this.#gate = new StoreGate(() => checkSchema(this.#metaExecutor, this.#config.schema, this.#config.schemaName));
     const bounds = resolveBounds(config.bounds);
     this.#ownsPool = config.pool === undefined;
     this.#pool = config.pool ?? new OwnedPool(config.connectionString!, config.maxConnections ?? 10);
@@ -120,16 +120,12 @@ export class PostgresOperations extends DelegatingOperations<StoreContext> imple
     this.#hook = hook;
   }
 
-  async migrate(): Promise<MigrateResult> {
-    this.#assertOpen();
-    const result = await migrateSchema(this.#metaExecutor, this.#config.schema, this.#config.schemaName);
-    this.#ready = Promise.resolve();
-    return result;
+  migrate(): Promise<MigrateResult> {
+    return this.#gate.migrate(() => migrateSchema(this.#metaExecutor, this.#config.schema, this.#config.schemaName));
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (!this.#gate.close()) return;
     // Enqueue calls already accepted finish first (some may be waiting to share a statement).
     await Promise.allSettled([...this.#accepted]);
     await this.#coalescer.idle();
@@ -141,7 +137,7 @@ export class PostgresOperations extends DelegatingOperations<StoreContext> imple
   // ---- enqueue -------------------------------------------------------------------------------
 
   async enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
-    this.#assertOpen();
+    this.#gate.assertOpen();
     // Tracked from here: close() lets every accepted call finish before it ends the pool.
     const call = this.#enqueue(request);
     this.#accepted.add(call);
@@ -153,7 +149,7 @@ export class PostgresOperations extends DelegatingOperations<StoreContext> imple
   }
 
   async #enqueue(request: EnqueueRequest): Promise<readonly EnqueueResult[]> {
-    await this.#open();
+    await this.#gate.open();
     // An audited call (an operator's) is not shared: its records belong to its own transaction.
     const shared = request.tx === undefined && request.actor === undefined && this.#hook === null ? this.#shareable(request.jobs) : null;
     if (shared !== null) return this.#coalescer.enqueue(request, shared);
@@ -164,22 +160,8 @@ export class PostgresOperations extends DelegatingOperations<StoreContext> imple
 
   /** Runs one operation once the store is open and its schema checked. */
   protected override async run<T>(operation: (ctx: StoreContext) => Promise<T>): Promise<T> {
-    await this.#open();
+    await this.#gate.open();
     return operation(this.#ctx);
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new StoreClosedError();
-  }
-
-  /** Refuses a closed store and, once per store, a schema it cannot run against. */
-  async #open(): Promise<void> {
-    this.#assertOpen();
-    this.#ready ??= checkSchema(this.#metaExecutor, this.#config.schema, this.#config.schemaName).catch((error: unknown) => {
-      this.#ready = null;
-      throw error;
-    });
-    await this.#ready;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { InvalidInputError, type PromiseFrontOptions } from "@belay/contract";
+import { InvalidInputError, type PromiseFrontOptions, type ResolvedSqlPromiseOptions, resolveSqlPromiseOptions } from "@belay/contract";
 import type { PostgresPool, PostgresPoolClient } from "./pool.js";
 import { resolveConnectionConfig } from "./postgres-store-config.js";
 
@@ -33,22 +33,13 @@ export interface PostgresPromiseStoreConfig extends PromiseFrontOptions {
 }
 
 /** A promise store config with every default applied and every field checked. */
-export interface ResolvedPostgresPromiseStoreConfig {
-  readonly schemaName: string;
-  /** The schema as a quoted identifier, ready to splice into SQL. */
-  readonly schema: string;
-  readonly attempts: number;
-}
+export type ResolvedPostgresPromiseStoreConfig = ResolvedSqlPromiseOptions;
 
 /** Applies defaults and validates; throws `InvalidInputError` naming the field (the front checks `bounds` and `settings`). */
 export function resolvePostgresPromiseStoreConfig(config: PostgresPromiseStoreConfig): ResolvedPostgresPromiseStoreConfig {
-  const { schemaName, schema } = resolveConnectionConfig(config);
-  const attempts = config.attempts ?? 4;
-  if (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 100) {
-    throw new InvalidInputError("attempts", "must be an integer from 1 to 100");
-  }
+  const resolved = resolveSqlPromiseOptions(config, resolveConnectionConfig);
   if (config.listenClient !== undefined && typeof config.listenClient !== "function") {
     throw new InvalidInputError("listenClient", "must be a function returning a connection");
   }
-  return { schemaName, schema, attempts };
+  return resolved;
 }

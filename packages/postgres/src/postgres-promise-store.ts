@@ -1,6 +1,6 @@
 import {
   CheckedPromiseStore, type LoadedRows, type MigrateResult, type PromiseBackend, type PromiseReader, type PromiseTransaction,
-  type RowKey, type StepHook, StoreClosedError, TransientStoreError,
+  type RowKey, type StepHook, StoreGate, TransientStoreError,
 } from "@belay/contract";
 import { HintPublisher, HintSubscription, OUTBOX_WAITING, outboxChannel } from "./hints.js";
 import { PROMISE_SURFACE, checkSchema, migrateSurface } from "./migrate.js";
@@ -112,8 +112,8 @@ class PostgresPromiseBackend implements PromiseBackend {
   /** NOTIFYs "a message waiting" after commits, coalesced. */
   readonly #publisher: HintPublisher;
   #hook: StepHook | null = null;
-  #ready: Promise<void> | null = null;
-  #closed = false;
+  /** Refuses a closed store and, once per store, a schema without (current) promise tables. */
+  readonly #gate: StoreGate;
 
   constructor(config: PostgresPromiseStoreConfig) {
     this.#config = resolvePostgresPromiseStoreConfig(config);
@@ -121,6 +121,7 @@ class PostgresPromiseBackend implements PromiseBackend {
     // Its own pool pipelines (BEGIN with the first statement, COMMIT with the write: two round trips an operation).
     this.#pool = config.pool ?? new OwnedPool(config.connectionString!, config.maxConnections ?? 10, { pipeline: true });
     this.#meta = new Executor(this.#pool, () => null);
+    this.#gate = new StoreGate(() => checkSchema(this.#meta, this.#config.schema, this.#config.schemaName, PROMISE_SURFACE));
     this.#sql = new SqlCache(this.#config.schema);
     const channel = outboxChannel(this.#config.schemaName);
     const subscription = new HintSubscription(config.listenClient ?? (() => this.#pool.connect()), channel);
@@ -141,23 +142,19 @@ class PostgresPromiseBackend implements PromiseBackend {
     this.#hook = hook;
   }
 
-  async migrate(): Promise<MigrateResult> {
-    this.#assertOpen();
-    const result = await migrateSurface(this.#meta, PROMISE_SURFACE, this.#config.schema, this.#config.schemaName);
-    this.#ready = Promise.resolve();
-    return result;
+  migrate(): Promise<MigrateResult> {
+    return this.#gate.migrate(() => migrateSurface(this.#meta, PROMISE_SURFACE, this.#config.schema, this.#config.schemaName));
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (!this.#gate.close()) return;
     await this.#publisher.drain();
     await this.#subscription.close();
     if (this.#ownsPool) await this.#pool.end();
   }
 
   async ping(): Promise<void> {
-    this.#assertOpen();
+    this.#gate.assertOpen();
     // One statement, never cached: the database answers and the promise tables are there (and usable by this build).
     await checkSchema(this.#meta, this.#config.schema, this.#config.schemaName, PROMISE_SURFACE);
   }
@@ -168,7 +165,7 @@ class PostgresPromiseBackend implements PromiseBackend {
    * stores' (other processes') by NOTIFY. Lossy: a deliverer still drains on a timer.
    */
   subscribeOutbox(listener: () => void): () => void {
-    this.#assertOpen();
+    this.#gate.assertOpen();
     return this.#subscription.subscribe(() => listener());
   }
 
@@ -179,7 +176,7 @@ class PostgresPromiseBackend implements PromiseBackend {
   }
 
   async transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T> {
-    await this.#open();
+    await this.#gate.open();
     // With a step hook every operation is one transaction, so a fault at any step undoes it all.
     let outside = this.#hook === null && OUTSIDE_TRANSACTION_FIRST.has(operation);
     // Only the first attempt presumes: after any rerun (a duplicate id among them) it reads.
@@ -225,7 +222,7 @@ class PostgresPromiseBackend implements PromiseBackend {
   }
 
   async read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T> {
-    await this.#open();
+    await this.#gate.open();
     // Each reader query is one statement, and so one snapshot; the front asks one per read.
     return this.#meta.run("read", "autocommit", (session) => work(promiseReader(session, this.#sql)));
   }
@@ -287,20 +284,6 @@ class PostgresPromiseBackend implements PromiseBackend {
         await resetPromises(session, sql);
       },
     };
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new StoreClosedError();
-  }
-
-  /** Refuses a closed store and, once per store, a schema without (current) promise tables. */
-  async #open(): Promise<void> {
-    this.#assertOpen();
-    this.#ready ??= checkSchema(this.#meta, this.#config.schema, this.#config.schemaName, PROMISE_SURFACE).catch((error: unknown) => {
-      this.#ready = null;
-      throw error;
-    });
-    await this.#ready;
   }
 }
 

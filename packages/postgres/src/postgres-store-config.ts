@@ -1,4 +1,4 @@
-import { type Bounds, type HistoryPolicy, InvalidInputError } from "@belay/contract";
+import { type Bounds, type ConnectionOptions, type HistoryPolicy, InvalidInputError, checkConnectionOptions, resolveHistoryPolicy } from "@belay/contract";
 import type { PostgresPool, PostgresPoolClient } from "./pool.js";
 
 /** Options of {@link PostgresStore}. Give either `pool` or `connectionString`. */
@@ -57,29 +57,14 @@ export const DEFAULT_SCHEMA = "belay";
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]*$/;
 
 /** Where a store connects and which schema it works in: the options every PostgreSQL store shares. */
-export interface PostgresConnectionConfig {
-  readonly pool?: PostgresPool;
-  readonly connectionString?: string;
-  readonly maxConnections?: number;
-  readonly schema?: string;
-}
+export type PostgresConnectionConfig = ConnectionOptions<PostgresPool>;
 
 /**
  * Checks the connection options (exactly one of `pool` and `connectionString`, the pool size, the
  * schema name); throws `InvalidInputError` naming the field. Returns the schema's plain and quoted names.
  */
 export function resolveConnectionConfig(config: PostgresConnectionConfig): { readonly schemaName: string; readonly schema: string } {
-  if (typeof config !== "object" || config === null) throw new InvalidInputError("config", "must be an object");
-  const hasPool = config.pool !== undefined;
-  const hasUrl = config.connectionString !== undefined;
-  if (hasPool === hasUrl) throw new InvalidInputError("pool", "give exactly one of pool and connectionString");
-  if (hasPool && typeof config.pool?.connect !== "function") throw new InvalidInputError("pool", "must have connect() (a pg.Pool)");
-  if (hasUrl && (typeof config.connectionString !== "string" || config.connectionString.length === 0)) {
-    throw new InvalidInputError("connectionString", "must be a postgres:// URL");
-  }
-  if (config.maxConnections !== undefined && (!Number.isSafeInteger(config.maxConnections) || config.maxConnections < 1)) {
-    throw new InvalidInputError("maxConnections", "must be an integer ≥ 1");
-  }
+  checkConnectionOptions(config, (pool) => (typeof pool?.connect === "function" ? null : "must have connect() (a pg.Pool)"), "a postgres:// URL");
   const schemaName = config.schema ?? DEFAULT_SCHEMA;
   if (typeof schemaName !== "string" || !IDENTIFIER.test(schemaName)) {
     throw new InvalidInputError("schema", "must be a plain identifier: letters, digits, _ or $, not starting with a digit");
@@ -96,10 +81,7 @@ export function resolvePostgresStoreConfig(config: PostgresStoreConfig): Resolve
   if (config.enqueueConcurrency !== undefined && (!Number.isSafeInteger(config.enqueueConcurrency) || config.enqueueConcurrency < 1)) {
     throw new InvalidInputError("enqueueConcurrency", "must be an integer ≥ 1");
   }
-  const historyPolicy = config.historyPolicy ?? "transitionsAndFailureDetail";
-  if (!["off", "transitions", "transitionsAndFailureDetail"].includes(historyPolicy)) {
-    throw new InvalidInputError("historyPolicy", "must be off, transitions or transitionsAndFailureDetail");
-  }
+  const historyPolicy = resolveHistoryPolicy(config.historyPolicy);
   if (config.hints !== undefined && typeof config.hints !== "boolean") throw new InvalidInputError("hints", "must be a boolean");
   if (config.listenClient !== undefined && typeof config.listenClient !== "function") {
     throw new InvalidInputError("listenClient", "must be a function returning a connection");

@@ -1,7 +1,6 @@
-import type { QueryRow, StepHook } from "@belay/contract";
-import { isConnectionError, toStoreError } from "./pg-errors.js";
+import { type QueryRow, type StepHook, hookedStep } from "@belay/contract";
 import type { PostgresClient, PostgresPool, PostgresPoolClient } from "./pool.js";
-import { type Session, type Statement, TYPE_PARSERS, adHoc } from "./session.js";
+import { BorrowedClient, type Session, type Statement, TYPE_PARSERS, adHoc } from "./session.js";
 
 // One promise operation on one pool connection: a transaction whose BEGIN goes out with its first
 // statement and whose COMMIT goes out with its write when the connection pipelines (pg's
@@ -74,12 +73,8 @@ export async function runPromiseOperation<T>(
   body: (session: PromiseSession) => Promise<T>,
 ): Promise<T> {
   const { hook, begin } = options;
-  let client: PostgresPoolClient;
-  try {
-    client = await pool.connect();
-  } catch (error) {
-    throw toStoreError(error, operation);
-  }
+  const borrowed = await BorrowedClient.of(pool, operation);
+  const { client } = borrowed;
   const pipelined = hook === null && pipelining(client);
   const socket = pipelined ? socketOf(client) : null;
   // Corked from the write until the COMMIT is queued behind it, so the two leave as one packet;
@@ -97,7 +92,6 @@ export async function runPromiseOperation<T>(
     process.nextTick(uncork);
   };
   let began = false;
-  let broken: unknown;
   // The write sent without waiting for its answer: awaited before anything else is.
   let inFlight: Promise<unknown> | null = null;
   const settle = async () => {
@@ -105,11 +99,6 @@ export async function runPromiseOperation<T>(
     inFlight = null;
     if (pending !== null) await pending;
   };
-  // A connection the server drops between two statements (a terminated backend, a failover)
-  // reports it as an 'error' event, not as a failed query: without a listener that event would
-  // crash the process. Mark the connection broken; the next statement fails and is retried.
-  const onError = (error: Error) => void (broken ??= error);
-  client.on("error", onError);
   const open = (): Promise<unknown> | null => {
     if (begin === null || began) return null;
     began = true;
@@ -151,9 +140,7 @@ export async function runPromiseOperation<T>(
           },
         }
       : {}),
-    step: async (step) => {
-      if (hook !== null) await hook({ operation, step });
-    },
+    step: hookedStep(hook, operation),
   };
   try {
     const result = await body(session);
@@ -183,18 +170,12 @@ export async function runPromiseOperation<T>(
     return result;
   } catch (error) {
     uncork();
-    if (isConnectionError(error)) broken = error;
-    else if (began) {
-      try {
-        await settle().catch(() => undefined);
-        await send(client, ROLLBACK, []);
-      } catch (rollbackError) {
-        broken = rollbackError;
-      }
-    }
-    throw toStoreError(error, operation);
+    const rollback = async () => {
+      await settle().catch(() => undefined);
+      await send(client, ROLLBACK, []);
+    };
+    throw await borrowed.failed(error, operation, began ? rollback : null);
   } finally {
-    client.removeListener?.("error", onError);
-    client.release(broken === undefined ? undefined : true);
+    borrowed.release();
   }
 }

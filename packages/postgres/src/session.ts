@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { InvalidTransactionError, type QueryExecutor, type QueryRow, type StepHook } from "@belay/contract";
+import { InvalidTransactionError, type QueryExecutor, type QueryRow, type StepHook, hookedStep } from "@belay/contract";
 import { isConnectionError, sqlState, toStoreError } from "./pg-errors.js";
 import type { PostgresClient, PostgresPool, PostgresPoolClient, PostgresTypeParsers } from "./pool.js";
 
@@ -88,6 +88,55 @@ async function run(client: PostgresClient, statement: Statement, values: readonl
   return result.rows;
 }
 
+/**
+ * A pool connection borrowed for one operation. A connection the server drops between two
+ * statements (a terminated backend, a failover) reports it as an 'error' event, not as a failed
+ * query: without a listener that event would crash the process. The event, a connection error or
+ * a failed rollback marks the connection broken; the next statement fails and is retried, and
+ * `release` destroys a broken connection instead of returning it to the pool.
+ */
+export class BorrowedClient {
+  readonly client: PostgresPoolClient;
+  #broken: unknown;
+  readonly #onError = (error: Error) => void (this.#broken ??= error);
+
+  private constructor(client: PostgresPoolClient) {
+    this.client = client;
+    client.on("error", this.#onError);
+  }
+
+  /** A connection from `pool` for `operation` (a failure to connect is the operation's). */
+  static async of(pool: PostgresPool, operation: string): Promise<BorrowedClient> {
+    try {
+      return new BorrowedClient(await pool.connect());
+    } catch (error) {
+      throw toStoreError(error, operation);
+    }
+  }
+
+  /**
+   * The error that failed `operation`, as the store reports it, once the connection is dealt with:
+   * marked broken after a connection error, else rolled back by `rollback` (given while a
+   * transaction is open), or marked broken when that fails.
+   */
+  async failed(error: unknown, operation: string, rollback: (() => Promise<unknown>) | null): Promise<unknown> {
+    if (isConnectionError(error)) this.#broken = error;
+    else if (rollback !== null) {
+      try {
+        await rollback();
+      } catch (rollbackError) {
+        this.#broken = rollbackError;
+      }
+    }
+    return toStoreError(error, operation);
+  }
+
+  release(): void {
+    this.client.removeListener?.("error", this.#onError);
+    this.client.release(this.#broken === undefined ? undefined : true);
+  }
+}
+
 const BEGIN = adHoc("BEGIN");
 const COMMIT = adHoc("COMMIT");
 const ROLLBACK = adHoc("ROLLBACK");
@@ -127,19 +176,9 @@ export class Executor {
   async run<T>(operation: string, mode: "autocommit" | "transaction", body: (session: Session) => Promise<T>, begin: Statement = BEGIN): Promise<T> {
     const hook = this.#hook();
     const transactional = mode === "transaction" || hook !== null;
-    let client: PostgresPoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw toStoreError(error, operation);
-    }
+    const borrowed = await BorrowedClient.of(this.#pool, operation);
+    const { client } = borrowed;
     let began = false;
-    let broken: unknown;
-    // A connection the server drops between two statements (a terminated backend, a failover)
-    // reports it as an 'error' event, not as a failed query: without a listener that event would
-    // crash the process. Mark the connection broken; the next statement fails and is retried.
-    const onError = (error: Error) => void (broken ??= error);
-    client.on("error", onError);
     const session: Session = {
       transactional,
       callerTransaction: false,
@@ -150,9 +189,7 @@ export class Executor {
         }
         return run(client, statement, values, true);
       },
-      step: async (step) => {
-        if (hook !== null) await hook({ operation, step });
-      },
+      step: hookedStep(hook, operation),
     };
     try {
       const result = await body(session);
@@ -163,18 +200,9 @@ export class Executor {
       }
       return result;
     } catch (error) {
-      if (isConnectionError(error)) broken = error;
-      else if (began) {
-        try {
-          await run(client, ROLLBACK, [], false);
-        } catch (rollbackError) {
-          broken = rollbackError;
-        }
-      }
-      throw toStoreError(error, operation);
+      throw await borrowed.failed(error, operation, began ? () => run(client, ROLLBACK, [], false) : null);
     } finally {
-      client.removeListener?.("error", onError);
-      client.release(broken === undefined ? undefined : true);
+      borrowed.release();
     }
   }
 
@@ -216,9 +244,7 @@ export class Executor {
       transactional: true,
       callerTransaction: true,
       query: async (statement, values = []) => [...(await caller.query(statement.text, values))],
-      step: async (step) => {
-        if (hook !== null) await hook({ operation, step });
-      },
+      step: hookedStep(hook, operation),
     };
     let result: T;
     try {

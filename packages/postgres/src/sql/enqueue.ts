@@ -1,7 +1,7 @@
 import {
   type EnqueueRequest, type EnqueueResult, type EnqueueThroughRequest, type EnqueuedThrough, type InitialJobState, type Instant,
-  type NormalizedNewJob, type QueryExecutor, type TransitionCause, DEPENDENCY_MODE_CODES, JOB_STATE_CODES,
-  TRANSITION_CAUSE_CODES, boundRejection, jobStateFromCode, planEnqueue, refusedEnqueue, terminalCauseText, validateNewJob, enqueueAuditRecords,
+  type PlannedInsert, type QueryExecutor, type TransitionCause, DEPENDENCY_MODE_CODES, JOB_STATE_CODES, TRANSITION_CAUSE_CODES,
+  boundRejection, planEnqueue, plannedInserts, refusedEnqueue, validateNewJob, enqueueAuditRecords,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import type { CheckedJob } from "../enqueue-coalescer.js";
@@ -11,16 +11,6 @@ import { stateOf, toInt } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 const CAUSE = TRANSITION_CAUSE_CODES;
-
-/** A job ready to insert: validated, with its initial state decided. */
-export interface PlannedInsert {
-  readonly job: NormalizedNewJob;
-  readonly state: number;
-  readonly parentsRemaining: number;
-  readonly terminalCause: string | null;
-  readonly scheduleId: string | null;
-  readonly workflowId: string | null;
-}
 
 /** What became of one planned insert: its seq, or the state of the job that already held its id. */
 export interface InsertOutcome {
@@ -237,28 +227,6 @@ export async function notifyQueues(session: Session, sql: SqlCache, channel: str
   if (queues.length > 0) await session.query(sql.get("notify", NOTIFY), [channel, queues]);
 }
 
-/**
- * The initial state of a new job from its parents' states: cancelled at once when an
- * `onSuccess` parent already ended otherwise than succeeded, awaiting while any parent is live.
- */
-export function initialState(
-  job: NormalizedNewJob,
-  stateOfParent: (id: string) => number,
-): { state: number; parentsRemaining: number; terminalCause: string | null } {
-  let live = 0;
-  for (const parentId of job.parentIds) {
-    const state = stateOfParent(parentId);
-    if (state < STATE.succeeded) live++;
-    else if (job.dependencyMode === "onSuccess" && state !== STATE.succeeded) {
-      const terminalCause = terminalCauseText("parentEnded", { parentId, parentState: jobStateFromCode(state) });
-      return { state: STATE.cancelled, parentsRemaining: 0, terminalCause };
-    }
-  }
-  return live > 0
-    ? { state: STATE.awaitingParents, parentsRemaining: live, terminalCause: null }
-    : { state: STATE.scheduled, parentsRemaining: 0, terminalCause: null };
-}
-
 const STATE_BY_ID = (S: string) => `SELECT id, state FROM ${S}.jobs WHERE id = ANY($1::text[])`;
 
 /**
@@ -334,14 +302,8 @@ async function enqueueJobs(
     if (plans.some((p) => p.kind === "rejected")) return refusedEnqueue(plans);
     if (parentIds.length > 0) await session.step("parents locked");
 
-    const created = new Map<string, number>();
-    const inserts: PlannedInsert[] = [];
-    for (const p of plans) {
-      if (p.kind !== "create") continue;
-      const initial = initialState(p.job, (id) => created.get(id) ?? parents.get(id)!);
-      created.set(p.job.id, initial.state);
-      inserts.push({ job: p.job, state: initial.state, parentsRemaining: initial.parentsRemaining, terminalCause: initial.terminalCause, scheduleId: null, workflowId: null });
-    }
+    const inserts = plannedInserts(plans.flatMap((p) => (p.kind === "create" ? [p.job] : [])), (id) => parents.get(id));
+    const created = new Map(inserts.map((insert) => [insert.job.id, insert.state]));
     const outcomes = await insertJobs(session, ctx.sql, inserts, now, ctx.history, "enqueued");
     await session.step("jobs inserted");
 

@@ -38,34 +38,37 @@ async function compareAndSet(ctx: StoreContext, session: Session, seen: Row, hol
   return rows.length > 0;
 }
 
-/** See `JobStore.acquireMaintainerLease`. */
-export async function acquireMaintainerLease(ctx: StoreContext, request: AcquireMaintainerLeaseRequest): Promise<AcquireMaintainerLeaseResult> {
-  return ctx.executor.run("acquireMaintainerLease", "autocommit", async (session) => {
+/**
+ * Reads the lease, decides on it, and writes what `decide` says (nothing: `write` null) by
+ * compare-and-set, reading and deciding again while a concurrent writer wins; `step` follows the write.
+ */
+function decideAndWrite<R>(ctx: StoreContext, operation: string, step: string, decide: (lease: MaintainerLease | null) => { readonly result: R; readonly write: Row | null }): Promise<R> {
+  return ctx.executor.run(operation, "autocommit", async (session) => {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const seen = await read(ctx, session);
-      const result = decideMaintainerLease(leaseOf(seen), request);
-      if (result.status === "heldByOther") return result;
-      if (await compareAndSet(ctx, session, seen, result.holder, result.expiresAt)) {
-        await session.step("maintainer lease written");
+      const { result, write } = decide(leaseOf(seen));
+      if (write === null) return result;
+      if (await compareAndSet(ctx, session, seen, write.holder, write.expiresAt)) {
+        await session.step(step);
         return result;
       }
     }
-    throw new TransientStoreError("acquireMaintainerLease: the lease changed under every attempt");
+    throw new TransientStoreError(`${operation}: the lease changed under every attempt`);
+  });
+}
+
+/** See `JobStore.acquireMaintainerLease`. */
+export function acquireMaintainerLease(ctx: StoreContext, request: AcquireMaintainerLeaseRequest): Promise<AcquireMaintainerLeaseResult> {
+  return decideAndWrite(ctx, "acquireMaintainerLease", "maintainer lease written", (lease) => {
+    const result = decideMaintainerLease(lease, request);
+    return { result, write: result.status === "heldByOther" ? null : { holder: result.holder, expiresAt: result.expiresAt } };
   });
 }
 
 /** See `JobStore.releaseMaintainerLease`. */
-export async function releaseMaintainerLease(ctx: StoreContext, request: ReleaseMaintainerLeaseRequest): Promise<ReleaseMaintainerLeaseResult> {
-  return ctx.executor.run("releaseMaintainerLease", "autocommit", async (session) => {
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const seen = await read(ctx, session);
-      const result = releasedMaintainerLease(leaseOf(seen), request);
-      if (result.status === "notHeld") return result;
-      if (await compareAndSet(ctx, session, seen, null, 0)) {
-        await session.step("maintainer lease released");
-        return result;
-      }
-    }
-    throw new TransientStoreError("releaseMaintainerLease: the lease changed under every attempt");
+export function releaseMaintainerLease(ctx: StoreContext, request: ReleaseMaintainerLeaseRequest): Promise<ReleaseMaintainerLeaseResult> {
+  return decideAndWrite(ctx, "releaseMaintainerLease", "maintainer lease released", (lease) => {
+    const result = releasedMaintainerLease(lease, request);
+    return { result, write: result.status === "notHeld" ? null : { holder: null, expiresAt: 0 } };
   });
 }

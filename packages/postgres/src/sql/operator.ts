@@ -1,7 +1,6 @@
 import {
-  type AuditAction, type CancelResult, type JobActionRequest, type QueueActionRequest, type QueueActionResult,
-  type QueueSettings, type RequeueResult, type SetConcurrencyLimitRequest, JOB_STATE_CODES, TRANSITION_CAUSE_CODES,
-  isTerminalState, terminalCauseSql,
+  type CancelResult, type JobActionRequest, type QueueActionRequest, type QueueActionResult, type QueueChange,
+  type QueueSettings, type RequeueResult, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, isTerminalState, queueActions, terminalCauseSql,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import { appendAudit } from "./audit.js";
@@ -102,14 +101,9 @@ ON CONFLICT (queue) DO UPDATE SET
   configured = true`;
 
 /** Pause, resume or set a limit: the settings change and its audit record, together. */
-async function changeQueue(
-  ctx: StoreContext,
-  action: Extract<AuditAction, "pauseQueue" | "resumeQueue" | "setConcurrencyLimit">,
-  request: QueueActionRequest,
-  change: { readonly paused?: boolean; readonly limit?: number | null },
-  detail: string,
-): Promise<QueueActionResult> {
+async function changeQueue(ctx: StoreContext, request: QueueActionRequest, change: QueueChange): Promise<QueueActionResult> {
   const { queue, actor, now } = request;
+  const { action, detail } = change;
   await ctx.executor.run(action, "transaction", async (session) => {
     await session.query(ctx.sql.get("changeQueue", CHANGE_QUEUE), [
       queue,
@@ -124,21 +118,8 @@ async function changeQueue(
   return { status: "applied" };
 }
 
-/** See `JobStore.pauseQueue`. */
-export function pauseQueue(ctx: StoreContext, request: QueueActionRequest): Promise<QueueActionResult> {
-  return changeQueue(ctx, "pauseQueue", request, { paused: true }, "paused");
-}
-
-/** See `JobStore.resumeQueue`. */
-export function resumeQueue(ctx: StoreContext, request: QueueActionRequest): Promise<QueueActionResult> {
-  return changeQueue(ctx, "resumeQueue", request, { paused: false }, "resumed");
-}
-
-/** See `JobStore.setConcurrencyLimit`. */
-export function setConcurrencyLimit(ctx: StoreContext, request: SetConcurrencyLimitRequest): Promise<QueueActionResult> {
-  const detail = request.limit === null ? "limit=none" : `limit=${request.limit}`;
-  return changeQueue(ctx, "setConcurrencyLimit", request, { limit: request.limit }, detail);
-}
+/** See `JobStore.pauseQueue`, `JobStore.resumeQueue` and `JobStore.setConcurrencyLimit`. */
+export const { pauseQueue, resumeQueue, setConcurrencyLimit } = queueActions(changeQueue);
 
 const QUEUE_SETTINGS = (S: string) =>
   `SELECT queue, paused, concurrency_limit FROM ${S}.queues WHERE configured ORDER BY queue`;

@@ -1,6 +1,6 @@
 import {
   type LoadedRows, PROMISE_STATES, type PromiseEffects, type PromiseRow, type PromiseScheduleRow, type PromiseState,
-  type QueryRow, type RowKey, TASK_STATES, type TaskRow, type TaskState,
+  type QueryRow, type RowKey, TASK_STATES, type TaskRow, type TaskState, keysByKind,
 } from "@belay/contract";
 import type { PromiseSession } from "../promise-session.js";
 import type { Session, SqlCache, Statement } from "../session.js";
@@ -362,34 +362,7 @@ const MAX_LOAD_RUNS = 3;
  * reads, and notes in `memo` whether it found a row a locked load would have locked.
  */
 export async function loadPromiseRows(session: Session, sql: SqlCache, keys: readonly RowKey[], memo: TransactionMemo, locked = true): Promise<LoadedRows> {
-  const promiseIds = new Set<string>();
-  const awaiterKeys = new Set<string>();
-  const listenerKeys = new Set<string>();
-  const branchKeys = new Set<string>();
-  const branchOfKeys = new Set<string>();
-  const scheduleKeys = new Set<string>();
-  for (const key of keys) {
-    switch (key.kind) {
-      case "promise":
-        promiseIds.add(key.id);
-        break;
-      case "awaiters":
-        awaiterKeys.add(key.promiseId);
-        break;
-      case "listeners":
-        listenerKeys.add(key.promiseId);
-        break;
-      case "branch":
-        branchKeys.add(key.branch);
-        break;
-      case "branchOf":
-        branchOfKeys.add(key.id);
-        break;
-      case "schedule":
-        scheduleKeys.add(key.id);
-        break;
-    }
-  }
+  const { promise: promiseIds, awaiters: awaiterKeys, listeners: listenerKeys, branch: branchKeys, branchOf: branchOfKeys, schedule: scheduleKeys } = keysByKind(keys);
   const named = new Set([...promiseIds, ...awaiterKeys, ...listenerKeys]);
   const one = named.size === 1 && [...branchOfKeys].every((id) => named.has(id));
   const has: LoadShape = {
@@ -508,39 +481,20 @@ const WRITE_LISTS = ["cbOn", "cbOf", "cbAdded", "lsDeleted", "lsAdded", "exDelet
 type WriteList = (typeof WRITE_LISTS)[number];
 type WriteShape = Readonly<Record<WriteList, Cardinality>>;
 
-const PROMISE_ROW = (prefix: string) =>
-  [
-    ["id", `${prefix}Id`, "text"],
-    ["state", `${prefix}State`, "smallint"],
-    ["param", `${prefix}Param`, "text"],
-    ["value", `${prefix}Value`, "text"],
-    ["tags", `${prefix}Tags`, "text"],
-    ["timeout_at", `${prefix}Timeout`, "bigint"],
-    ["created_at", `${prefix}Created`, "bigint"],
-    ["settled_at", `${prefix}Settled`, "bigint"],
-  ] as const;
-const TASK_ROW = (prefix: string) =>
-  [
-    ["id", `${prefix}Id`, "text"],
-    ["state", `${prefix}State`, "smallint"],
-    ["version", `${prefix}Version`, "bigint"],
-    ["resumes", `${prefix}Resumes`, "int"],
-    ["pid", `${prefix}Pid`, "text"],
-    ["ttl", `${prefix}Ttl`, "int"],
-    ["timer_at", `${prefix}Timer`, "bigint"],
-  ] as const;
-const SCHEDULE_ROW = (prefix: string) =>
-  [
-    ["id", `${prefix}Id`, "text"],
-    ["cron", `${prefix}Cron`, "text"],
-    ["promise_id", `${prefix}PromiseId`, "text"],
-    ["promise_timeout", `${prefix}Timeout`, "bigint"],
-    ["promise_param", `${prefix}Param`, "text"],
-    ["promise_tags", `${prefix}Tags`, "text"],
-    ["created_at", `${prefix}Created`, "bigint"],
-    ["next_run_at", `${prefix}Next`, "bigint"],
-    ["last_run_at", `${prefix}Last`, "bigint"],
-  ] as const;
+/**
+ * The columns of a row kind the write sends (`name type, …`), as the row source of one part:
+ * each column's values are the list `${prefix}_${name}` (see {@link rowLists}).
+ */
+type WriteRow = (prefix: string) => readonly (readonly [name: string, param: string, type: string])[];
+const writeRow = (columns: string): WriteRow => {
+  const parsed = columns.split(", ").map((column) => column.split(" ") as [name: string, type: string]);
+  return (prefix) => parsed.map(([name, type]) => [name, `${prefix}_${name}`, type] as const);
+};
+const PROMISE_ROW = writeRow("id text, state smallint, param text, value text, tags text, timeout_at bigint, created_at bigint, settled_at bigint");
+const TASK_ROW = writeRow("id text, state smallint, version bigint, resumes int, pid text, ttl int, timer_at bigint");
+const SCHEDULE_ROW = writeRow(
+  "id text, cron text, promise_id text, promise_timeout bigint, promise_param text, promise_tags text, created_at bigint, next_run_at bigint, last_run_at bigint",
+);
 const CALLBACK_ROW = [
   ["awaited", "cbAwaited", "text"],
   ["awaiter", "cbAwaiter", "text"],
@@ -625,7 +579,7 @@ function writeText(S: string, p: ShapeParams, has: WriteShape): string {
       `promises_updated AS (UPDATE ${S}.promises p SET state = u.state, param = coalesce(u.param, p.param), value = u.value,
              tags = coalesce(u.tags::jsonb, p.tags), timeout_at = u.timeout_at, created_at = u.created_at, settled_at = u.settled_at,
              revision = p.revision + 1
-           FROM ${rowSource(p, has.pu, PROMISE_ROW("pu"))} WHERE ${among(p, "p.id", has.pu, "puId", "text")} AND p.id = u.id)`,
+           FROM ${rowSource(p, has.pu, PROMISE_ROW("pu"))} WHERE ${among(p, "p.id", has.pu, "pu_id", "text")} AND p.id = u.id)`,
     );
   }
   if (has.bumped) ctes.push(`promises_bumped AS (UPDATE ${S}.promises p SET revision = p.revision + 1 WHERE ${among(p, "p.id", has.bumped, "bumped", "text")})`);
@@ -638,7 +592,7 @@ function writeText(S: string, p: ShapeParams, has: WriteShape): string {
   if (has.tu) {
     ctes.push(
       `tasks_updated AS (UPDATE ${S}.tasks t SET state = u.state, version = u.version, resumes = u.resumes, pid = u.pid, ttl = u.ttl, timer_at = u.timer_at
-           FROM ${rowSource(p, has.tu, TASK_ROW("tu"))} WHERE ${among(p, "t.id", has.tu, "tuId", "text")} AND t.id = u.id)`,
+           FROM ${rowSource(p, has.tu, TASK_ROW("tu"))} WHERE ${among(p, "t.id", has.tu, "tu_id", "text")} AND t.id = u.id)`,
     );
   }
   if (has.scDeleted) ctes.push(`schedules_deleted AS (DELETE FROM ${S}.promise_schedules s WHERE ${among(p, "s.id", has.scDeleted, "scDeleted", "text")})`);
@@ -654,7 +608,7 @@ function writeText(S: string, p: ShapeParams, has: WriteShape): string {
       `schedules_updated AS (UPDATE ${S}.promise_schedules s SET cron = u.cron, promise_id = u.promise_id, promise_timeout = u.promise_timeout,
              promise_param = u.promise_param, promise_tags = u.promise_tags::jsonb, created_at = u.created_at, next_run_at = u.next_run_at,
              last_run_at = u.last_run_at
-           FROM ${rowSource(p, has.su, SCHEDULE_ROW("su"))} WHERE ${among(p, "s.id", has.su, "suId", "text")} AND s.id = u.id)`,
+           FROM ${rowSource(p, has.su, SCHEDULE_ROW("su"))} WHERE ${among(p, "s.id", has.su, "su_id", "text")} AND s.id = u.id)`,
     );
   }
   return `WITH ${ctes.join(",\n")}\nSELECT 1 AS written`;
@@ -662,39 +616,21 @@ function writeText(S: string, p: ShapeParams, has: WriteShape): string {
 
 type Lists = Record<string, readonly unknown[]>;
 
-function promiseLists(prefix: string, rows: readonly PromiseRow[], memo: TransactionMemo | null, out: Lists): void {
-  const loaded = (row: PromiseRow) => memo?.loaded.get(row.id);
-  out[`${prefix}Id`] = rows.map((r) => r.id);
-  out[`${prefix}State`] = rows.map((r) => PROMISE_STATE_CODES[r.state]);
-  out[`${prefix}Param`] = rows.map((r) => (loaded(r)?.param === r.param ? null : JSON.stringify(r.param)));
-  out[`${prefix}Value`] = rows.map((r) => JSON.stringify(r.value));
-  out[`${prefix}Tags`] = rows.map((r) => (loaded(r)?.tags === r.tags ? null : JSON.stringify(r.tags)));
-  out[`${prefix}Timeout`] = rows.map((r) => r.timeoutAt);
-  out[`${prefix}Created`] = rows.map((r) => r.createdAt);
-  out[`${prefix}Settled`] = rows.map((r) => r.settledAt);
+/** The lists of one part of `row`'s kind: `values[i]` holds row i's values, in the order of the kind's columns. */
+function rowLists(row: WriteRow, prefix: string, values: readonly (readonly unknown[])[], out: Lists): void {
+  row(prefix).forEach(([, list], i) => (out[list] = values.map((v) => v[i])));
 }
 
-function taskLists(prefix: string, rows: readonly TaskRow[], out: Lists): void {
-  out[`${prefix}Id`] = rows.map((r) => r.id);
-  out[`${prefix}State`] = rows.map((r) => TASK_STATE_CODES[r.state]);
-  out[`${prefix}Version`] = rows.map((r) => r.version);
-  out[`${prefix}Resumes`] = rows.map((r) => r.resumes);
-  out[`${prefix}Pid`] = rows.map((r) => r.pid);
-  out[`${prefix}Ttl`] = rows.map((r) => r.ttl);
-  out[`${prefix}Timer`] = rows.map((r) => r.timerAt);
-}
-
-function scheduleLists(prefix: string, rows: readonly PromiseScheduleRow[], out: Lists): void {
-  out[`${prefix}Id`] = rows.map((r) => r.id);
-  out[`${prefix}Cron`] = rows.map((r) => r.cron);
-  out[`${prefix}PromiseId`] = rows.map((r) => r.promiseId);
-  out[`${prefix}Timeout`] = rows.map((r) => r.promiseTimeout);
-  out[`${prefix}Param`] = rows.map((r) => JSON.stringify(r.promiseParam));
-  out[`${prefix}Tags`] = rows.map((r) => JSON.stringify(r.promiseTags));
-  out[`${prefix}Created`] = rows.map((r) => r.createdAt);
-  out[`${prefix}Next`] = rows.map((r) => r.nextRunAt);
-  out[`${prefix}Last`] = rows.map((r) => r.lastRunAt);
-}
+// A row's values in its kind's column order. A promise's param or tags that are the very objects
+// loaded go as null ("as loaded"): a settle does not send them again.
+const promiseValues = (r: PromiseRow, loaded: PromiseRow | undefined): unknown[] => [
+  r.id, PROMISE_STATE_CODES[r.state], loaded?.param === r.param ? null : JSON.stringify(r.param), JSON.stringify(r.value),
+  loaded?.tags === r.tags ? null : JSON.stringify(r.tags), r.timeoutAt, r.createdAt, r.settledAt,
+];
+const taskValues = (r: TaskRow): unknown[] => [r.id, TASK_STATE_CODES[r.state], r.version, r.resumes, r.pid, r.ttl, r.timerAt];
+const scheduleValues = (r: PromiseScheduleRow): unknown[] => [
+  r.id, r.cron, r.promiseId, r.promiseTimeout, JSON.stringify(r.promiseParam), JSON.stringify(r.promiseTags), r.createdAt, r.nextRunAt, r.lastRunAt,
+];
 
 /**
  * See `PromiseTransaction.apply`: every effect in one statement. A promise that gains a callback
@@ -755,12 +691,12 @@ export async function applyPromiseEffects(session: PromiseSession, sql: SqlCache
     bumped,
     scDeleted: effects.schedulesDeleted,
   };
-  promiseLists("pi", inserted, null, values);
-  promiseLists("pu", updated, memo, values);
-  taskLists("ti", tasksInserted, values);
-  taskLists("tu", tasksUpdated, values);
-  scheduleLists("si", schedulesInserted, values);
-  scheduleLists("su", schedulesUpdated, values);
+  rowLists(PROMISE_ROW, "pi", inserted.map((r) => promiseValues(r, undefined)), values);
+  rowLists(PROMISE_ROW, "pu", updated.map((r) => promiseValues(r, memo.loaded.get(r.id))), values);
+  rowLists(TASK_ROW, "ti", tasksInserted.map(taskValues), values);
+  rowLists(TASK_ROW, "tu", tasksUpdated.map(taskValues), values);
+  rowLists(SCHEDULE_ROW, "si", schedulesInserted.map(scheduleValues), values);
+  rowLists(SCHEDULE_ROW, "su", schedulesUpdated.map(scheduleValues), values);
   const shape = writeShape(sql, has);
   const args = shapeValues(shape, values);
   if (session.write !== undefined) await session.write(shape.statement, args);

@@ -1,6 +1,6 @@
-import type {
-  CallbackRow, Instant, ListenerRow, OutboxFilter, OutboxRef, OutboxRow, PromisePageQuery, PromiseReader, PromiseRow,
-  PromiseScheduleRow, QueryRow, TaskPageQuery, TaskRow,
+import {
+  type CallbackRow, type Instant, type ListenerRow, type OutboxRef, type OutboxRow, type PromisePageQuery, type PromiseReader,
+  type PromiseRow, type PromiseScheduleRow, type PromiseTransaction, type QueryRow, type TaskPageQuery, type TaskRow, takesNothing,
 } from "@belay/contract";
 import type { PromiseSession } from "../promise-session.js";
 import type { Session, SqlCache } from "../session.js";
@@ -81,16 +81,8 @@ function outboxRow(kind: unknown, id: string, address: string, version: number, 
 }
 
 /** See `PromiseTransaction.takeOutbox`: each `unblock` comes with its promise (`null` when it is gone). */
-export async function takeOutbox(
-  session: Session,
-  sql: SqlCache,
-  now: Instant,
-  max: number,
-  until: Instant,
-  filter: OutboxFilter | null,
-): Promise<(OutboxRow & { readonly promise?: PromiseRow | null })[]> {
-  // A filter that lists nothing takes nothing.
-  if (filter !== null && filter.addresses.length === 0 && filter.prefixes.length === 0) return [];
+export async function takeOutbox(session: Session, sql: SqlCache, ...[now, max, until, filter]: Parameters<PromiseTransaction["takeOutbox"]>): ReturnType<PromiseTransaction["takeOutbox"]> {
+  if (takesNothing(filter)) return [];
   const rows = await session.query(sql.get("promiseTakeOutbox", TAKE_OUTBOX), [now, max, until, filter === null, filter?.addresses ?? [], filter?.prefixes ?? []]);
   return rows.map((row) => {
     const taken = outboxRow(

@@ -1,12 +1,11 @@
 import {
-  type CatchUpPolicy, JOB_STATE_CODES, type MintDueRequest, type MintResult, type NormalizedNewJob, type QueryRow,
-  type RemoveScheduleResult, type ScheduleRecord, type ScheduleWithPayload, type TriggerScheduleRequest,
-  type TriggerScheduleResult, type UpsertScheduleRequest, type UpsertScheduleResult, mintsOverLiveInstance, normalizeTags,
-  scheduledJobId,
+  type CatchUpPolicy, JOB_STATE_CODES, type MintDueRequest, type MintResult, type PlannedInsert, type QueryRow, type RemoveScheduleResult,
+  type ScheduleRecord, type ScheduleWithPayload, type TriggerScheduleRequest, type TriggerScheduleResult, type UpsertScheduleRequest,
+  type UpsertScheduleResult, mintsOverLiveInstance, normalizeTags, scheduleInstance, scheduledJobId,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import { appendAudit } from "./audit.js";
-import { type PlannedInsert, insertJobs } from "./enqueue.js";
+import { insertJobs } from "./enqueue.js";
 import { decodeRetry, decodeTags, encodeRetry } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
@@ -123,19 +122,9 @@ const LOCK_FOR_MINT = (S: string) => `SELECT cursor, no_overlap FROM ${S}.schedu
 const LIVE_INSTANCE = (S: string) => `SELECT EXISTS (SELECT 1 FROM ${S}.jobs j WHERE j.schedule_id = $1 AND j.state < ${STATE.succeeded}) AS live`;
 
 function instance(schedule: QueryRow, id: string, dueAt: number): PlannedInsert {
-  const job: NormalizedNewJob = {
-    id,
-    jobName: schedule["job_name"] as string,
-    queue: schedule["queue"] as string,
-    payload: schedule["payload"] as string,
-    dueAt,
-    parentIds: [],
-    dependencyMode: "onSuccess",
-    tags: decodeTags(schedule["tags"]),
-    traceContext: null,
-    retry: decodeRetry(schedule["retry"]),
-  };
-  return { job, state: STATE.scheduled, parentsRemaining: 0, terminalCause: null, scheduleId: schedule["id"] as string, workflowId: null };
+  const [scheduleId, jobName, queue] = [schedule["id"] as string, schedule["job_name"] as string, schedule["queue"] as string];
+  const template = { scheduleId, jobName, queue, payload: schedule["payload"] as string, tags: decodeTags(schedule["tags"]), retry: decodeRetry(schedule["retry"]) };
+  return scheduleInstance(template, id, dueAt);
 }
 
 /** See `JobStore.mintDue`: every decision in one transaction, each applied whole or not at all. */

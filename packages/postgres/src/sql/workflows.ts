@@ -2,11 +2,11 @@ import {
   type EnqueueResult, type EnqueueWorkflowRequest, type EnqueueWorkflowResult, type EnqueueWorkflowThroughRequest,
   type EnqueuedThrough, type JobState, type ListWorkflowsRequest, type QueryExecutor, type QueryRow, type WorkflowPage,
   type WorkflowRecord, TransientStoreError, checkWorkflow, clampToBound, decodeSeqCursor, encodeSeqCursor, planWorkflowMembers,
-  workflowStatus,
+  plannedInserts, workflowStatus,
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import { type CheckedExecutor, type Session, clientExecutor } from "../session.js";
-import { type PlannedInsert, initialState, insertJobs, noHintsLeft, notifyQueues } from "./enqueue.js";
+import { insertJobs, noHintsLeft, notifyQueues } from "./enqueue.js";
 import { stateOf } from "./jobs.js";
 
 const TAKEN = (S: string) => `
@@ -53,12 +53,8 @@ async function insertWorkflow(
     const [inserted] = await session.query(ctx.sql.get("insertWorkflow", INSERT_WORKFLOW), [workflow.id, workflow.name, now]);
     if (inserted === undefined) return { status: "duplicate", workflowId: workflow.id };
     await session.step("workflow row inserted");
-    const states = new Map<string, number>();
-    const planned: PlannedInsert[] = plan.members.map((job) => {
-      const initial = initialState(job, (id) => states.get(id)!);
-      states.set(job.id, initial.state);
-      return { job, ...initial, scheduleId: null, workflowId: workflow.id };
-    });
+    // A member's parents are members: no existing job is anyone's parent.
+    const planned = plannedInserts(plan.members, () => undefined, workflow.id);
     const outcomes = await insertJobs(session, ctx.sql, planned, now, ctx.history, "enqueued");
     const raced = planned.find((_, i) => outcomes[i]!.seq === null);
     // Another writer took a member's id after the check (the insert waited for it to commit):

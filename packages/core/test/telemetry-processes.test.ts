@@ -1,13 +1,12 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as otel from "@opentelemetry/api";
 import { SqliteStore } from "@belay/sqlite";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { testDir } from "../../../tests/support/fixtures.mjs";
 import { Client, belayTelemetry } from "../src/index.js";
 import { greet, refuse } from "./fixtures/otel-jobs.js";
-import { bundleFixture } from "./support/bundle.js";
+import { fixtureScript } from "./support/bundle.js";
 import { type SpanRecord, metering, spanRecord, tracing } from "./support/otel.js";
 
 // This process enqueues on a SQLite file; a child process (test/fixtures/otel-worker.ts, bundled
@@ -17,13 +16,8 @@ import { type SpanRecord, metering, spanRecord, tracing } from "./support/otel.j
 const PRODUCER = 3;
 const CONSUMER = 4;
 const ERROR = 2;
-const dir = mkdtempSync(join(tmpdir(), "belay-core-otel-"));
-let script: string;
-
-beforeAll(async () => {
-  script = await bundleFixture("otel-worker");
-}, 120_000);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testDir("belay-core-otel-");
+const worker = fixtureScript("otel-worker");
 
 interface ChildReport {
   readonly spans: readonly SpanRecord[];
@@ -32,7 +26,7 @@ interface ChildReport {
 
 function runChild(args: readonly string[]): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [worker.script, ...args], { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
     // A generous bound so a stuck child fails the test instead of hanging it.

@@ -1,14 +1,11 @@
-import { runStoreConformance } from "@belay/conformance";
+import { type CreateStoreOptions, runStoreConformance } from "@belay/conformance";
 import { TransientStoreError } from "@belay/contract";
+import { migratedStores } from "../../../tests/support/conformance.mjs";
 import { MemoryStore } from "../src/index.js";
 
 runStoreConformance({
   name: "memory",
-  createStore: async (options) => {
-    const store = new MemoryStore(options);
-    await store.migrate();
-    return store;
-  },
+  ...migratedStores((options: CreateStoreOptions) => new MemoryStore(options)),
   // Nothing to reopen, migrate or version: the store's data lives and dies with the object.
   withoutDatabase: "the in-memory store has no database to reopen or migrate",
   hooks: {

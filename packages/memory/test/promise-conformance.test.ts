@@ -1,11 +1,8 @@
-import { runPromiseStoreConformance } from "@belay/conformance";
+import { type CreatePromiseStoreOptions, runPromiseStoreConformance } from "@belay/conformance";
+import { migratedStores } from "../../../tests/support/conformance.mjs";
 import { MemoryPromiseStore } from "../src/index.js";
 
 runPromiseStoreConformance({
   name: "memory",
-  createStore: async (options) => {
-    const store = new MemoryPromiseStore(options);
-    await store.migrate();
-    return store;
-  },
+  ...migratedStores((options: CreatePromiseStoreOptions) => new MemoryPromiseStore(options)),
 });

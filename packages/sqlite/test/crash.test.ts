@@ -1,35 +1,16 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { isTerminalState } from "@belay/contract";
-import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SqliteStore } from "../src/index.js";
-import { bundleFixture } from "./support/bundle.js";
-import { acknowledgedBeforeKill } from "./support/killed-child.js";
+import { killedMidLoad } from "./support/killed-child.js";
 
 // Durable before acknowledged: a process enqueueing and processing in a loop is killed with
 // SIGKILL; every enqueue it acknowledged is in the file, and a new worker finishes every job.
 
-const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-crash-"));
-let script: string;
-
-beforeAll(async () => {
-  script = await bundleFixture("crash-worker");
-}, 60_000);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const killed = killedMidLoad("crash-worker", "belay-sqlite-crash-", (path) => new SqliteStore({ path }));
 
 describe("sqlite: a process killed mid-load", () => {
   it("keeps every acknowledged enqueue, and a new worker drains every job to a terminal state", async () => {
-    const path = join(dir, "crash.db");
-    const acknowledged = await acknowledgedBeforeKill(script, [path], 3_000);
-
-    const check = new Database(path, { readonly: true });
-    expect(check.pragma("integrity_check", { simple: true })).toBe("ok");
-    check.close();
-
-    const store = new SqliteStore({ path });
-    await store.migrate();
+    const { acknowledged, store } = await killed();
     for (const id of acknowledged) expect(await store.getJob(id), id).not.toBeNull();
 
     // The dead process's leases run for another minute: sweep and claim as of after they lapse.

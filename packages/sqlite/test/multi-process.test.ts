@@ -1,26 +1,21 @@
 import { type ChildProcess, fork } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { NewJob } from "@belay/contract";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { testDir } from "../../../tests/support/fixtures.mjs";
 import { SCHEMA_VERSION, SqliteStore } from "../src/index.js";
 import type { Execution } from "./fixtures/drain-worker.js";
-import { bundleFixture } from "./support/bundle.js";
+import { fixtureScript } from "./support/bundle.js";
 
 // Four OS processes share one file and drain 10,000 jobs, each with several in-process slots.
 // The children are TypeScript bundled by tsup (test/support/bundle.ts) and run by plain `node`.
 
 const PROCESSES = 4;
 const LIMIT = 3;
-const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-multi-"));
+const dir = testDir("belay-sqlite-multi-");
 const path = join(dir, "shared.db");
-let script: string;
-
-beforeAll(async () => {
-  script = await bundleFixture("drain-worker");
-}, 60_000);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const fixture = fixtureScript("drain-worker");
 
 /** 10,000 jobs: 1,000 on the limited queue, 100 flaky (first attempt abandoned), 50 long with heartbeats. */
 function workload(): NewJob[] {
@@ -54,7 +49,7 @@ describe("sqlite: several processes on one file", () => {
   it("4 processes drain 10,000 jobs: each succeeds exactly once, no lease is overlapped, the limit of 3 holds", async () => {
     const logs = Array.from({ length: PROCESSES }, (_, i) => join(dir, `worker-${i}.json`));
     const children = logs.map((log, i) =>
-      fork(script, [path, String(i), "10000", log], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] }),
+      fork(fixture.script, [path, String(i), "10000", log], { execArgv: [], stdio: ["ignore", "inherit", "inherit", "ipc"] }),
     );
     const exits = children.map(exited);
     try {

@@ -1,34 +1,15 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SqlitePromiseStore } from "../src/index.js";
-import { bundleFixture } from "./support/bundle.js";
-import { acknowledgedBeforeKill } from "./support/killed-child.js";
+import { killedMidLoad } from "./support/killed-child.js";
 
 // Durable before acknowledged: a process creating, acquiring and settling promises in a loop is
 // killed with SIGKILL while writes are in flight; every write it acknowledged is in the file.
 
-const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-promise-crash-"));
-let script: string;
-
-beforeAll(async () => {
-  script = await bundleFixture("promise-crash-worker");
-}, 60_000);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const killed = killedMidLoad("promise-crash-worker", "belay-sqlite-promise-crash-", (path) => new SqlitePromiseStore({ path }));
 
 describe("sqlite promise store: a process killed mid-load", () => {
   it("keeps every acknowledged create, acquire and settlement", async () => {
-    const path = join(dir, "crash.db");
-    const acknowledged = await acknowledgedBeforeKill(script, [path], 3_000);
-
-    const check = new Database(path, { readonly: true });
-    expect(check.pragma("integrity_check", { simple: true })).toBe("ok");
-    check.close();
-
-    const store = new SqlitePromiseStore({ path });
-    await store.migrate();
+    const { acknowledged, store } = await killed();
     const now = Date.now();
     const counts = { created: 0, acquired: 0, resolved: 0, rejected: 0 };
     for (const line of acknowledged) {

@@ -1,23 +1,28 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { promisify } from "node:util";
 import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MIGRATIONS, PROMISE_MIGRATIONS, PROMISE_SCHEMA_VERSION, SCHEMA_VERSION, SqlitePromiseStore, SqliteStore } from "../src/index.js";
-import { bundleFixture } from "./support/bundle.js";
+import { fixtureScript } from "./support/bundle.js";
+import { databaseFiles } from "./support/files.js";
 
 // The promise surface has its own numbered migrations and version table under the job schema's
 // prefix: either class's migrate() creates only its own tables, both live in one file and run side
 // by side, and each migrate() is idempotent and safe to run concurrently (in one process or many).
 
-const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-promise-migrations-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const fresh = () => join(dir, `m-${++files}.db`);
+const { fresh } = databaseFiles("belay-sqlite-promise-migrations-", "m");
 const T = Date.UTC(2026, 0, 1);
 const target = { "resonate:target": "poll://any@workers" };
+
+/** A fresh file with both surfaces migrated, jobs first. */
+async function bothMigrated(): Promise<{ path: string; jobs: SqliteStore; promises: SqlitePromiseStore }> {
+  const path = fresh();
+  const jobs = new SqliteStore({ path });
+  const promises = new SqlitePromiseStore({ path });
+  await jobs.migrate();
+  await promises.migrate();
+  return { path, jobs, promises };
+}
 
 /** Every table and index of the file, by name (SQLite's own excluded). */
 function schemaOf(path: string): string[] {
@@ -87,11 +92,7 @@ describe("sqlite: the promise surface's migrations", () => {
   });
 
   it("migrate() is idempotent: a second call changes nothing and reports the version", async () => {
-    const path = fresh();
-    const jobs = new SqliteStore({ path });
-    const promises = new SqlitePromiseStore({ path });
-    await jobs.migrate();
-    await promises.migrate();
+    const { path, jobs, promises } = await bothMigrated();
     await promises.handle({ kind: "promise.create", id: "kept", timeoutAt: T + 60_000, tags: target }, T);
     const before = schemaOf(path);
     expect(await promises.migrate()).toEqual({ fromVersion: PROMISE_SCHEMA_VERSION, toVersion: PROMISE_SCHEMA_VERSION });
@@ -128,16 +129,13 @@ describe("sqlite: the promise surface's migrations", () => {
   });
 
   describe("across processes", () => {
-    let script: string;
-    beforeAll(async () => {
-      script = await bundleFixture("migrate-both");
-    }, 60_000);
+    const fixture = fixtureScript("migrate-both");
 
     it("four processes migrating both surfaces of a fresh file at once each apply every migration once", async () => {
       const path = fresh();
       const run = promisify(execFile);
       const outputs = await Promise.all(
-        (["jobs-first", "promises-first", "jobs-first", "promises-first"] as const).map((order) => run(process.execPath, [script, path, order])),
+        (["jobs-first", "promises-first", "jobs-first", "promises-first"] as const).map((order) => run(process.execPath, [fixture.script, path, order])),
       );
       const results = outputs.map(({ stdout }) => JSON.parse(stdout) as { jobs: { fromVersion: number }; promises: { fromVersion: number } });
       expect(results.filter((r) => r.jobs.fromVersion === 0)).toHaveLength(1);
@@ -150,11 +148,7 @@ describe("sqlite: the promise surface's migrations", () => {
   });
 
   it("a promise schema newer than the package is refused, and the job surface is not affected", async () => {
-    const path = fresh();
-    const jobs = new SqliteStore({ path });
-    const promises = new SqlitePromiseStore({ path });
-    await jobs.migrate();
-    await promises.migrate();
+    const { path, jobs, promises } = await bothMigrated();
     await promises.close();
     const db = new Database(path);
     db.prepare(`INSERT INTO "belay_promise_migrations" (version) VALUES (?)`).run(PROMISE_SCHEMA_VERSION + 1);

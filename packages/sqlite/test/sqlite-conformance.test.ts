@@ -1,34 +1,27 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { runStoreConformance } from "@belay/conformance";
+import { type CreateStoreOptions, runStoreConformance } from "@belay/conformance";
 import type { JobStore } from "@belay/contract";
 import Database from "better-sqlite3";
-import { afterAll } from "vitest";
+import { migratedStores } from "../../../tests/support/conformance.mjs";
 import { SqliteStore } from "../src/index.js";
+import { databaseFiles, removeDatabase } from "./support/files.js";
 
 // Every store gets a file of its own in a temporary folder, removed with the store.
-const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-conformance-"));
-let files = 0;
+const { fresh } = databaseFiles("belay-sqlite-conformance-", "store");
 /** Transactions the suite opened on a store's file, closed with the store if a clause left one open. */
 const openTransactions = new Map<JobStore, Database.Database[]>();
 
-function removeFiles(path: string): void {
-  for (const suffix of ["", "-wal", "-shm"]) rmSync(`${path}${suffix}`, { force: true });
-}
+const stores = migratedStores(
+  (options: CreateStoreOptions) => new SqliteStore({ path: fresh(), ...options }),
+  (store) => removeDatabase(store.path),
+);
 
 runStoreConformance({
   name: "sqlite",
-  createStore: async (options) => {
-    const store = new SqliteStore({ path: join(dir, `store-${++files}.db`), ...options });
-    await store.migrate();
-    return store;
-  },
+  createStore: stores.createStore,
   destroyStore: async (store) => {
     for (const db of openTransactions.get(store) ?? []) if (db.open) db.close();
     openTransactions.delete(store);
-    await store.close();
-    removeFiles((store as SqliteStore).path);
+    await stores.destroyStore(store as SqliteStore);
   },
   hooks: {
     // The caller's own connection on the same file, with a transaction holding the write lock.
@@ -62,7 +55,7 @@ runStoreConformance({
     // The same file under another configuration, as a restarted process would open it.
     reopen: async (store, options) => new SqliteStore({ path: (store as SqliteStore).path, ...options }),
     // A file of its own that nobody migrated.
-    openUnmigrated: async (options) => new SqliteStore({ path: join(dir, `store-${++files}.db`), ...options }),
+    openUnmigrated: async (options) => new SqliteStore({ path: fresh(), ...options }),
     // What a later release's migration leaves: its version recorded in the version table.
     recordSchemaVersion: async (store, version) => {
       const db = new Database((store as SqliteStore).path);
@@ -87,5 +80,3 @@ runStoreConformance({
     },
   },
 });
-
-afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,21 +1,25 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SqlitePromiseStore } from "../src/index.js";
 import { WAL_AUTOCHECKPOINT_PAGES } from "../src/sqlite-promise-backend.js";
+import { databaseFiles } from "./support/files.js";
 
 // What SqlitePromiseStore adds to the contract's front: its config, its transactions under the
 // file's write lock, the rerun of an operation whose insert finds its row present, its in-process
 // outbox listeners and its ping.
 
-const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-promise-store-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const fresh = () => join(dir, `s-${++files}.db`);
+const { fresh } = databaseFiles("belay-sqlite-promise-store-", "s");
 const T = Date.UTC(2026, 0, 1);
 const target = { "resonate:target": "poll://any@workers" };
+
+/** A migrated store on a fresh file. */
+async function migratedStore(): Promise<{ path: string; store: SqlitePromiseStore }> {
+  const path = fresh();
+  const store = new SqlitePromiseStore({ path });
+  await store.migrate();
+  return { path, store };
+}
 
 describe("SqlitePromiseStore", () => {
   it("refuses a bad config naming the field, before any file is opened", () => {
@@ -50,9 +54,7 @@ describe("SqlitePromiseStore", () => {
   });
 
   it("a step hook parks a write inside its transaction; another connection sees nothing of it until it commits", async () => {
-    const path = fresh();
-    const store = new SqlitePromiseStore({ path });
-    await store.migrate();
+    const { path, store } = await migratedStore();
     let release!: () => void;
     const parked = new Promise<void>((resolve) => (release = resolve));
     let reached!: () => void;
@@ -76,9 +78,7 @@ describe("SqlitePromiseStore", () => {
   });
 
   it("an insert that finds its row present reruns the operation, then fails with TransientStoreError, nothing committed", async () => {
-    const path = fresh();
-    const store = new SqlitePromiseStore({ path });
-    await store.migrate();
+    const { path, store } = await migratedStore();
     // A task row without its promise (never written by the store): the load sees no promise and no
     // task, so the create inserts both, and the task's insert finds its key taken on every run.
     const db = new Database(path);
@@ -97,9 +97,7 @@ describe("SqlitePromiseStore", () => {
   });
 
   it("outbox listeners hear, after the commit, of writes of messages only: not of a take, an acknowledgement, a release that moved on, or a rolled-back run", async () => {
-    const path = fresh();
-    const store = new SqlitePromiseStore({ path });
-    await store.migrate();
+    const { path, store } = await migratedStore();
     const heard: string[] = [];
     let phase = "";
     const reader = new Database(path, { readonly: true });
@@ -134,9 +132,7 @@ describe("SqlitePromiseStore", () => {
   });
 
   it("each message keeps when it was written and how often it was taken, across connections; a task's newer execute is a new message", async () => {
-    const path = fresh();
-    const store = new SqlitePromiseStore({ path });
-    await store.migrate();
+    const { path, store } = await migratedStore();
     await store.handle({ kind: "promise.create", id: "p1", timeoutAt: T + 600_000, tags: target }, T);
     await store.takeOutbox({ now: T + 5, max: 10, leaseMs: 1_000 });
     await store.close();
@@ -187,9 +183,7 @@ describe("SqlitePromiseStore", () => {
   });
 
   it("the WAL checkpoints every WAL_AUTOCHECKPOINT_PAGES pages, not SQLite's 1,000: it grows past 1,000 pages and stays bounded by the interval", async () => {
-    const path = fresh();
-    const store = new SqlitePromiseStore({ path });
-    await store.migrate();
+    const { path, store } = await migratedStore();
     const side = new Database(path, { readonly: true });
     const frame = 24 + (side.pragma("page_size", { simple: true }) as number);
     side.close();

@@ -1,19 +1,16 @@
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { symlinkSync } from "node:fs";
+import { basename, join } from "node:path";
 import { type NewJob, isBelayError } from "@belay/contract";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type SqliteQueryExecutor, SqliteStore } from "../src/index.js";
 import { SCHEMA_VERSION } from "../src/migrations/index.js";
+import { databaseFiles } from "./support/files.js";
 
 // What the conformance suite cannot see: configuration, the schema version check, connection
 // setup, wake-up hints, the caller's-transaction rules and lock errors.
 
-const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-store-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let files = 0;
-const freshPath = () => join(dir, `store-${++files}.db`);
+const { dir, fresh: freshPath } = databaseFiles("belay-sqlite-store-", "store");
 const T = Date.UTC(2026, 0, 1);
 const job = (id: string, fields: Partial<NewJob> = {}): NewJob => ({ id, jobName: "test.job", queue: "default", payload: "{}", dueAt: T, ...fields });
 
@@ -21,6 +18,12 @@ async function migrated(path = freshPath(), config: Partial<ConstructorParameter
   const store = new SqliteStore({ path, ...config });
   await store.migrate();
   return store;
+}
+
+/** A migrated store on a fresh file, and the file's path. */
+async function migratedFile(): Promise<{ path: string; store: SqliteStore }> {
+  const path = freshPath();
+  return { path, store: await migrated(path) };
 }
 
 async function errorOf(action: () => unknown): Promise<unknown> {
@@ -127,8 +130,7 @@ describe("sqlite: configuration and schema", () => {
 
 describe("sqlite: wake-up hints", () => {
   it("hint queues that got a job due now, after the store's own commits only", async () => {
-    const path = freshPath();
-    const store = await migrated(path);
+    const { path, store } = await migratedFile();
     const hints: string[] = [];
     const unsubscribe = store.subscribeHints((queue) => hints.push(queue));
     store.subscribeHints(() => {
@@ -172,17 +174,17 @@ describe("sqlite: wake-up hints", () => {
 });
 
 describe("sqlite: enqueue in the caller's transaction", () => {
-  function withAppTable(path: string): Database.Database {
+  /** A migrated store on a fresh file, and the application's connection to it with an `orders` table, in a transaction. */
+  async function inAppTransaction(): Promise<{ store: SqliteStore; db: Database.Database }> {
+    const { path, store } = await migratedFile();
     const db = new Database(path);
     db.exec("CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY)");
-    return db;
+    db.exec("BEGIN");
+    return { store, db };
   }
 
   it("commits and rolls back with the application's own writes", async () => {
-    const path = freshPath();
-    const store = await migrated(path);
-    const db = withAppTable(path);
-    db.exec("BEGIN");
+    const { store, db } = await inAppTransaction();
     db.prepare("INSERT INTO orders (id) VALUES (?)").run("o1");
     expect(await store.enqueue({ jobs: [job("ship-o1")], now: T, tx: db })).toMatchObject([{ status: "created" }]);
     expect(await store.getJob("ship-o1"), "invisible before the commit").toBeNull();
@@ -201,10 +203,7 @@ describe("sqlite: enqueue in the caller's transaction", () => {
   });
 
   it("a rejected batch leaves the caller's transaction and its earlier writes intact", async () => {
-    const path = freshPath();
-    const store = await migrated(path);
-    const db = withAppTable(path);
-    db.exec("BEGIN");
+    const { store, db } = await inAppTransaction();
     db.prepare("INSERT INTO orders (id) VALUES (?)").run("o1");
     await store.enqueue({ jobs: [job("first")], now: T, tx: db });
     const results = await store.enqueue({ jobs: [job("second"), job("orphan", { parentIds: ["ghost"] })], now: T, tx: db });
@@ -218,8 +217,7 @@ describe("sqlite: enqueue in the caller's transaction", () => {
   });
 
   it("refuses a handle that is not a connection, closed, outside a transaction, or on another file", async () => {
-    const path = freshPath();
-    const store = await migrated(path);
+    const { path, store } = await migratedFile();
     const other = new Database(freshPath());
     other.exec("BEGIN");
     const idle = new Database(path);
@@ -242,10 +240,7 @@ describe("sqlite: enqueue in the caller's transaction", () => {
   });
 
   it("overlapping calls on the caller's connection never interleave inside each other's savepoints", async () => {
-    const path = freshPath();
-    const store = await migrated(path);
-    const db = withAppTable(path);
-    db.exec("BEGIN");
+    const { store, db } = await inAppTransaction();
     const calls = await Promise.all([
       store.enqueue({ jobs: [job("one"), job("two")], now: T, tx: db }),
       store.enqueue({ jobs: [job("three"), job("orphan", { parentIds: ["ghost"] })], now: T, tx: db }),
@@ -259,9 +254,8 @@ describe("sqlite: enqueue in the caller's transaction", () => {
   });
 
   it("accepts a connection that reaches the same file through another path", async () => {
-    const path = freshPath();
-    const store = await migrated(path);
-    const link = join(dir, `link-${files}.db`);
+    const { path, store } = await migratedFile();
+    const link = join(dir, `link-${basename(path)}`);
     symlinkSync(path, link);
     const db = new Database(link);
     db.exec("BEGIN");
@@ -291,8 +285,7 @@ describe("sqlite: enqueue through a caller's executor (enqueueThrough)", () => {
   }
 
   it("writes with the store's own SQL inside the caller's transaction; hints wait for afterCommit", async () => {
-    const path = freshPath();
-    const store = await migrated(path);
+    const { path, store } = await migratedFile();
     const heard: string[] = [];
     store.subscribeHints((queue) => heard.push(queue));
     const db = new Database(path);
@@ -323,8 +316,7 @@ describe("sqlite: enqueue through a caller's executor (enqueueThrough)", () => {
   });
 
   it("reads integers the caller's driver returns as bigint", async () => {
-    const path = freshPath();
-    const store = await migrated(path);
+    const { path, store } = await migratedFile();
     const db = new Database(path);
     db.defaultSafeIntegers(true);
     db.exec("BEGIN");
@@ -337,8 +329,7 @@ describe("sqlite: enqueue through a caller's executor (enqueueThrough)", () => {
   });
 
   it("refuses an executor outside a transaction (leaving none open), on another file or in memory", async () => {
-    const path = freshPath();
-    const store = await migrated(path);
+    const { path, store } = await migratedFile();
     const idle = new Database(path);
     const other = new Database(freshPath());
     other.exec("BEGIN");
@@ -378,8 +369,7 @@ describe("sqlite: the write lock", () => {
   });
 
   it("waits for the lock without blocking the event loop, so the holder can finish", async () => {
-    const path = freshPath();
-    const store = await migrated(path);
+    const { path, store } = await migratedFile();
     const holder = new Database(path);
     holder.exec("BEGIN IMMEDIATE");
     // Released by a timer: only runs if the store's wait yields to the event loop.

@@ -1,14 +1,14 @@
 import { fork } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import {
   SABOTAGE_CHECKS, type TortureClientConfig, type TortureClientHandle, type TortureSabotage, formatTortureReport, runTorture,
   tortureSettings,
 } from "@belay/conformance";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { testDir } from "../../../tests/support/fixtures.mjs";
 import { SqliteStore } from "../src/index.js";
-import { bundleFixture } from "./support/bundle.js";
+import { fixtureScript } from "./support/bundle.js";
 
 // The torture suite on a real file: seeded client processes (8 by default) race every operation
 // — duplicate-id pools on a barrier, batches, workflows, claims and outcomes (some stale on
@@ -19,17 +19,12 @@ import { bundleFixture } from "./support/bundle.js";
 // BELAY_TORTURE_SEED replays a seed's choices, BELAY_TORTURE_MS races longer (default 8 s).
 
 const settings = tortureSettings();
-const dir = mkdtempSync(join(tmpdir(), "belay-sqlite-torture-"));
-let script: string;
-
-beforeAll(async () => {
-  script = await bundleFixture("torture-client");
-}, 60_000);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = testDir("belay-sqlite-torture-");
+const fixture = fixtureScript("torture-client");
 
 /** Starts a torture client process on the file at `path`. */
 function startClient(path: string, config: TortureClientConfig): TortureClientHandle {
-  const child = fork(script, [path, JSON.stringify(config)], { execArgv: [], stdio: ["ignore", "inherit", "pipe", "ipc"] });
+  const child = fork(fixture.script, [path, JSON.stringify(config)], { execArgv: [], stdio: ["ignore", "inherit", "pipe", "ipc"] });
   let stderr = "";
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const exited = new Promise<{ code: number | null; signal: string | null; stderr: string }>((resolve) =>

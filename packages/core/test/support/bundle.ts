@@ -1,34 +1,13 @@
-import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "tsup";
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+import { bundledBeforeAll } from "../../../../tests/support/fixtures.mjs";
 
 /**
- * Bundles a test fixture (a child-process script in TypeScript) into plain ESM that `node` runs
- * without a loader. Workspace packages are read from their sources (the `@belay/source`
- * condition) and inlined, so the child runs the code under test, never a stale `dist/`;
- * better-sqlite3 and the OpenTelemetry packages stay external (one copy of the API per process).
- * The output goes under this package's `node_modules/.cache`, from where Node resolves them.
+ * A test fixture of this package (test/fixtures/<name>.ts), bundled for plain `node` before the
+ * current suite's tests (tests/support/fixtures.mjs). better-sqlite3 and the OpenTelemetry
+ * packages stay external (one copy of the API per process) and resolve from this package's
+ * node_modules. The bundle is given 120 s.
  */
-export async function bundleFixture(name: string): Promise<string> {
-  const outDir = join(root, "node_modules/.cache/belay-core-test");
-  await build({
-    entry: { [name]: join(root, "test/fixtures", `${name}.ts`) },
-    outDir,
-    format: ["esm"],
-    platform: "node",
-    target: "node20",
-    config: false,
-    dts: false,
-    sourcemap: false,
-    clean: false,
-    silent: true,
-    noExternal: [/^@belay\//],
-    external: ["better-sqlite3", /^@opentelemetry\//],
-    esbuildOptions(options) {
-      options.conditions = ["@belay/source"];
-    },
-  });
-  return join(outDir, `${name}.js`);
+export function fixtureScript(name: string): { readonly script: string } {
+  const packageDir = fileURLToPath(new URL("../..", import.meta.url));
+  return bundledBeforeAll({ packageDir, name, external: ["better-sqlite3", /^@opentelemetry\//], timeoutMs: 120_000 });
 }

@@ -1,8 +1,9 @@
 import type { JobStore } from "@belay/contract";
 import { type CreateStoreOptions, runStoreConformance } from "@belay/conformance";
-import { afterAll, beforeAll, describe } from "vitest";
-import { type MssqlPool, type MssqlTransaction, SqlServerStore } from "../src/index.js";
-import { dropSchema, randomSchema, sqlServerTarget, testPool } from "./target.js";
+import { describe } from "vitest";
+import { migratedStores } from "../../../tests/support/conformance.mjs";
+import { type MssqlTransaction, SqlServerStore } from "../src/index.js";
+import { conformancePools, dropSchema, randomSchema, sqlServerTarget } from "./target.js";
 
 // Every clause of the Storage Contract against a real SQL Server (BELAY_TEST_MSSQL_URL, or a
 // container). Without one the whole file is skipped; the global setup has said so, loudly, once.
@@ -10,36 +11,23 @@ const target = sqlServerTarget();
 const url = target.url;
 
 describe.skipIf(url === undefined)(`sqlserver conformance (${target.reason})`, () => {
-  let pool: MssqlPool;
-  let appPool: MssqlPool;
+  // Caller transactions come from a pool of their own (`side`), as an application's would.
+  const pools = conformancePools(url);
   const options = new WeakMap<JobStore, CreateStoreOptions>();
-
-  beforeAll(async () => {
-    pool = await testPool(url!, 20);
-    // Caller transactions come from a pool of their own, as an application's would.
-    appPool = await testPool(url!, 10);
-  });
-
-  afterAll(async () => {
-    await pool?.close();
-    await appPool?.close();
-  });
 
   runStoreConformance({
     name: "sqlserver",
-    createStore: async (storeOptions) => {
-      const store = new SqlServerStore({ pool, schema: randomSchema("conf"), ...storeOptions });
-      await store.migrate();
-      options.set(store, storeOptions);
-      return store;
-    },
-    destroyStore: async (store) => {
-      await store.close();
-      await dropSchema(pool, (store as SqlServerStore).schema);
-    },
+    ...migratedStores(
+      (storeOptions: CreateStoreOptions) => {
+        const store = new SqlServerStore({ pool: pools.stores, schema: randomSchema("conf"), ...storeOptions });
+        options.set(store, storeOptions);
+        return store;
+      },
+      (store) => dropSchema(pools.stores, store.schema),
+    ),
     hooks: {
       beginTransaction: async () => {
-        const tx: MssqlTransaction = appPool.transaction();
+        const tx: MssqlTransaction = pools.side.transaction();
         await tx.begin();
         let finished = false;
         const finish = async (how: "commit" | "rollback") => {
@@ -51,7 +39,7 @@ describe.skipIf(url === undefined)(`sqlserver conformance (${target.reason})`, (
         // does after its transaction ended: the store must see that no transaction is open.
         const executor = {
           query: async (sql: string, values: readonly unknown[]) => {
-            const request = finished ? appPool.request() : tx.request();
+            const request = finished ? pools.side.request() : tx.request();
             values.forEach((value, i) => request.input(String(i + 1), value));
             return [...((await request.query(sql)).recordset ?? [])];
           },

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { configOfUrl } from "../src/driver.js";
 import type { MssqlPool } from "../src/index.js";
 import "./sqlserver-global-setup.js";
@@ -24,6 +24,24 @@ export async function testPool(url: string, max = 10): Promise<MssqlPool> {
   pool.on("error", () => undefined);
   await pool.connect();
   return pool;
+}
+
+/**
+ * The two pools of a conformance file's describe block on `url`: the stores' (`stores`, 20
+ * connections) and one for what runs beside the stores (`side`, 10: caller transactions, a peer
+ * process). Both connect before the block's tests and close after them.
+ */
+export function conformancePools(url: string | undefined): { readonly stores: MssqlPool; readonly side: MssqlPool } {
+  const pools = {} as { stores: MssqlPool; side: MssqlPool };
+  beforeAll(async () => {
+    pools.stores = await testPool(url!, 20);
+    pools.side = await testPool(url!, 10);
+  });
+  afterAll(async () => {
+    await pools.stores?.close();
+    await pools.side?.close();
+  });
+  return pools;
 }
 
 /** Drops every table of a test schema, then the schema. */

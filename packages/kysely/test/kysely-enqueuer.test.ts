@@ -6,23 +6,17 @@ import { CamelCasePlugin, Kysely, SqliteDialect } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
 import { kyselyEnqueuer } from "../src/index.js";
 import type { BusinessDb, KyselyWorld } from "./support/kysely-fixture.js";
-import { CLEANUP_MS, PostgresTestFile } from "./support/postgres-world.js";
+import { CLEANUP_MS, postgresTestFile } from "./support/postgres-world.js";
 import { scratchFolder, sqliteWorld } from "./support/sqlite-world.js";
 import { testJob } from "./support/test-jobs.js";
+import { rejectionCode } from "../../../tests/support/errors.mjs";
 
 // What the transactional-enqueue suite does not cover: the bridge's own API (a plain Kysely,
 // `transaction()`, refusals of what is not a transaction on the store's database, plugins,
 // overlapping calls), on both dialects.
 
-async function codeOf(action: () => Promise<unknown>): Promise<string | undefined> {
-  try {
-    await action();
-    return undefined;
-  } catch (error) {
-    if (isBelayError(error)) return error.code;
-    throw error;
-  }
-}
+/** The code of the Belay error `action` fails with (`undefined` when it succeeds). */
+const codeOf = (action: () => Promise<unknown>) => rejectionCode(action, isBelayError);
 
 /** How long a wait for an event may take on a loaded machine before the test gives up. */
 const DEADLINE_MS = 30_000;
@@ -199,13 +193,9 @@ describe("kysely enqueuer on sqlite", () => {
 const target = await postgresTarget("kysely-enqueuer.test.ts");
 
 describe.skipIf(target.url === undefined)(`kysely enqueuer on postgres (${target.reason})`, () => {
-  const file = new PostgresTestFile(target.url ?? "postgres://unused");
+  const file = postgresTestFile(target);
   const folder = scratchFolder("enqueuer-pg");
-  afterAll(async () => {
-    await file.close();
-    folder.remove();
-    await target.stop();
-  }, CLEANUP_MS);
+  afterAll(() => folder.remove());
 
   bridgeClauses(() => file.world());
 

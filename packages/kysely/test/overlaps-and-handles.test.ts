@@ -3,10 +3,10 @@ import { isBelayError } from "@belay/contract";
 import { request } from "@belay/core";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { kyselyEnqueuer } from "../src/index.js";
 import type { BusinessDb } from "./support/kysely-fixture.js";
-import { CLEANUP_MS, PostgresTestFile } from "./support/postgres-world.js";
+import { postgresTestFile } from "./support/postgres-world.js";
 import { testJob } from "./support/test-jobs.js";
 
 // Handles and overlaps a review found unsafe: two enqueuers on one transaction, a plain Kysely
@@ -15,11 +15,7 @@ import { testJob } from "./support/test-jobs.js";
 const target = await postgresTarget("overlaps-and-handles.test.ts");
 
 describe.skipIf(target.url === undefined)(`kysely enqueuer: overlaps and handles on postgres (${target.reason})`, () => {
-  const file = new PostgresTestFile(target.url ?? "postgres://unused");
-  afterAll(async () => {
-    await file.close();
-    await target.stop();
-  }, CLEANUP_MS);
+  const file = postgresTestFile(target);
 
   it("two enqueuers on one transaction at once: each gets its own results, and what was created commits", async () => {
     const world = await file.world();

@@ -3,7 +3,7 @@ import type { JobStore } from "@belay/contract";
 import { Worker, defineJob, silentLogger } from "@belay/core";
 import { afterAll, describe, expect, it } from "vitest";
 import type { KyselyWorld } from "./support/kysely-fixture.js";
-import { CLEANUP_MS, PostgresTestFile } from "./support/postgres-world.js";
+import { postgresTestFile } from "./support/postgres-world.js";
 import { scratchFolder, sqliteWorld } from "./support/sqlite-world.js";
 
 // End to end: an order row and its confirmation job committed together through Kysely, then
@@ -70,11 +70,7 @@ describe("a Worker runs the job enqueued through Kysely", () => {
 const target = await postgresTarget("worker.test.ts");
 
 describe.skipIf(target.url === undefined)(`a Worker runs the job enqueued through Kysely on postgres (${target.reason})`, () => {
-  const file = new PostgresTestFile(target.url ?? "postgres://unused");
-  afterAll(async () => {
-    await file.close();
-    await target.stop();
-  }, CLEANUP_MS);
+  const file = postgresTestFile(target);
 
   it("on PostgreSQL (the store's schema, the application's own pool)", async () => {
     const world = await file.world();

@@ -1,7 +1,8 @@
-import { randomSchemaName } from "@belay/conformance";
+import { type PostgresTarget, randomSchemaName } from "@belay/conformance";
 import { PostgresStore } from "@belay/postgres";
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+import { afterAll } from "vitest";
 import { kyselyEnqueuer } from "../../src/index.js";
 import type { BusinessDb, KyselyWorld } from "./kysely-fixture.js";
 
@@ -37,6 +38,19 @@ async function belaySchema(pool: pg.Pool, schema: string): Promise<PostgresStore
  * instance, and — made on first use — another database, for the clauses that must be refused.
  * Each test's world owns a fresh schema, dropped with it.
  */
+/**
+ * A {@link PostgresTestFile} on `target` for the current describe block: closed, and the target
+ * stopped, after the block's tests.
+ */
+export function postgresTestFile(target: PostgresTarget): PostgresTestFile {
+  const file = new PostgresTestFile(target.url ?? "postgres://unused");
+  afterAll(async () => {
+    await file.close();
+    await target.stop();
+  }, CLEANUP_MS);
+  return file;
+}
+
 export class PostgresTestFile {
   readonly #url: string;
   readonly #storePool: pg.Pool;

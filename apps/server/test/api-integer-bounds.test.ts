@@ -1,7 +1,7 @@
-import { type JobStore, MAX_COUNT, MAX_INSTANT } from "@belay/contract";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, type Harness, harness, storeSnapshot } from "./helpers.js";
-import { storeTargets } from "./store-targets.js";
+import { MAX_COUNT, MAX_INSTANT } from "@belay/contract";
+import { beforeAll, describe, expect, it } from "vitest";
+import { ADMIN, harness, harnessFor, storeSnapshot } from "./helpers.js";
+import { describeOnTargets, storeTargets } from "./store-targets.js";
 
 // Integers past what a database column holds (a concurrency limit of 2^31, a delay past the
 // last instant) are refused with 400 on every store, and the OpenAPI document states the bounds.
@@ -27,38 +27,25 @@ const CASES: readonly Case[] = [
   { name: "page limit in exponent notation", method: "GET", path: "/api/v1/workflows?limit=1e3", field: "limit" },
 ];
 
-const targets = await storeTargets("api-integer-bounds.test.ts");
-
-for (const target of targets) {
-  describe.skipIf(!target.available)(`integers past a column's range on ${target.name} (${target.reason})`, () => {
-    let store: JobStore;
-    let h: Harness;
-    beforeAll(async () => {
-      store = await target.create();
-      h = await harness({ store });
-      expect((await h.json("POST", "/api/v1/jobs", { token: ADMIN, body: { jobs: [{ id: "j1", jobName: "raw.job", queue: "mail" }] } })).status).toBe(201);
-    });
-    afterAll(async () => {
-      await h?.close();
-      if (store !== undefined) await target.destroy(store);
-      await target.end();
-    });
-
-    it.each(CASES.map((c) => [c.name, c] as const))("%s gets 400 naming the field", async (_name, c) => {
-      const before = await storeSnapshot(store);
-      const res = await h.request(c.method, c.path, { token: ADMIN, ...(c.body === undefined ? {} : { body: c.body }) });
-      const body = (await res.json()) as { error: { code: string; field: string | null } };
-      expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(body.error).toMatchObject({ code: "BELAY_INVALID_INPUT", field: c.field });
-      expect(await storeSnapshot(store)).toEqual(before);
-    });
-
-    it("the largest concurrency limit a column holds is accepted", async () => {
-      expect((await h.json("PUT", "/api/v1/queues/mail/concurrency-limit", { token: ADMIN, body: { limit: MAX_COUNT } })).status).toBe(200);
-      expect((await store.listQueueSettings()).find((q) => q.queue === "mail")?.concurrencyLimit).toBe(MAX_COUNT);
-    });
+describeOnTargets(await storeTargets("api-integer-bounds.test.ts"), "integers past a column's range", (store) => {
+  const h = harnessFor(store, async (h) => {
+    expect((await h.json("POST", "/api/v1/jobs", { token: ADMIN, body: { jobs: [{ id: "j1", jobName: "raw.job", queue: "mail" }] } })).status).toBe(201);
   });
-}
+
+  it.each(CASES.map((c) => [c.name, c] as const))("%s gets 400 naming the field", async (_name, c) => {
+    const before = await storeSnapshot(store());
+    const res = await h().request(c.method, c.path, { token: ADMIN, ...(c.body === undefined ? {} : { body: c.body }) });
+    const body = (await res.json()) as { error: { code: string; field: string | null } };
+    expect(res.status, JSON.stringify(body)).toBe(400);
+    expect(body.error).toMatchObject({ code: "BELAY_INVALID_INPUT", field: c.field });
+    expect(await storeSnapshot(store())).toEqual(before);
+  });
+
+  it("the largest concurrency limit a column holds is accepted", async () => {
+    expect((await h().json("PUT", "/api/v1/queues/mail/concurrency-limit", { token: ADMIN, body: { limit: MAX_COUNT } })).status).toBe(200);
+    expect((await store().listQueueSettings()).find((q) => q.queue === "mail")?.concurrencyLimit).toBe(MAX_COUNT);
+  });
+});
 
 describe("the OpenAPI document states the integer bounds", () => {
   let doc: any;

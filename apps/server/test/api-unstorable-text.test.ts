@@ -1,7 +1,6 @@
-import type { JobStore } from "@belay/contract";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, type Harness, harness, storeSnapshot } from "./helpers.js";
-import { storeTargets } from "./store-targets.js";
+import { expect, it } from "vitest";
+import { ADMIN, harnessFor, storeSnapshot } from "./helpers.js";
+import { describeOnTargets, storeTargets } from "./store-targets.js";
 
 // Text no store holds faithfully (NUL, lone UTF-16 surrogates) is refused with 400 naming the
 // request's own field, wherever it comes in (path, query, body), on SQLite and PostgreSQL alike,
@@ -98,48 +97,35 @@ const DASHBOARD_PATHS = [
   "/tags/suggest?key=a%00",
 ];
 
-const targets = await storeTargets("api-unstorable-text.test.ts");
-
-for (const target of targets) {
-  describe.skipIf(!target.available)(`unstorable text on ${target.name} (${target.reason})`, () => {
-    let store: JobStore;
-    let h: Harness;
-    beforeAll(async () => {
-      store = await target.create();
-      h = await harness({ store });
-      const seed = await h.json("POST", "/api/v1/jobs", { token: ADMIN, body: { jobs: [{ id: "j1", jobName: "raw.job", queue: "mail", tags: ["urgent"] }] } });
-      expect(seed.status).toBe(201);
-      expect((await h.json("PUT", "/api/v1/schedules/s1", { token: ADMIN, body: schedule({}) })).status).toBe(201);
-    });
-    afterAll(async () => {
-      await h?.close();
-      if (store !== undefined) await target.destroy(store);
-      await target.end();
-    });
-
-    it.each([...PATH_CASES, ...QUERY_CASES, ...BODY_CASES].map((c) => [c.name, c] as const))("%s gets 400 naming the field", async (_name, c) => {
-      const before = await storeSnapshot(store);
-      const res = await h.request(c.method, c.path, { ...(c.token === undefined ? {} : { token: c.token }), ...(c.body === undefined ? {} : { body: c.body }) });
-      const body = (await res.json()) as { error: { code: string; field: string | null; message: string } };
-      expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(body.error.code).toBe("BELAY_INVALID_INPUT");
-      expect(body.error.field).toBe(c.field);
-      expect(body.error.message).toMatch(/NUL|surrogate/);
-      expect(await storeSnapshot(store)).toEqual(before);
-    });
-
-    it.each(DASHBOARD_PATHS.map((p) => [p] as const))("dashboard %s gets a 4xx, not a 500", async (path) => {
-      const res = await h.request("GET", path);
-      expect(res.status).toBeGreaterThanOrEqual(400);
-      expect(res.status).toBeLessThan(500);
-    });
-
-    it("a dashboard action on a NUL id gets a 4xx and changes nothing", async () => {
-      const before = await storeSnapshot(store);
-      const res = await h.request("POST", "/actions/jobs/j1%00/cancel", { rawBody: "_csrf=x&_confirmed=1", headers: { "content-type": "application/x-www-form-urlencoded" } });
-      expect(res.status).toBeGreaterThanOrEqual(400);
-      expect(res.status).toBeLessThan(500);
-      expect(await storeSnapshot(store)).toEqual(before);
-    });
+describeOnTargets(await storeTargets("api-unstorable-text.test.ts"), "unstorable text", (store) => {
+  const h = harnessFor(store, async (h) => {
+    const seed = await h.json("POST", "/api/v1/jobs", { token: ADMIN, body: { jobs: [{ id: "j1", jobName: "raw.job", queue: "mail", tags: ["urgent"] }] } });
+    expect(seed.status).toBe(201);
+    expect((await h.json("PUT", "/api/v1/schedules/s1", { token: ADMIN, body: schedule({}) })).status).toBe(201);
   });
-}
+
+  it.each([...PATH_CASES, ...QUERY_CASES, ...BODY_CASES].map((c) => [c.name, c] as const))("%s gets 400 naming the field", async (_name, c) => {
+    const before = await storeSnapshot(store());
+    const res = await h().request(c.method, c.path, { ...(c.token === undefined ? {} : { token: c.token }), ...(c.body === undefined ? {} : { body: c.body }) });
+    const body = (await res.json()) as { error: { code: string; field: string | null; message: string } };
+    expect(res.status, JSON.stringify(body)).toBe(400);
+    expect(body.error.code).toBe("BELAY_INVALID_INPUT");
+    expect(body.error.field).toBe(c.field);
+    expect(body.error.message).toMatch(/NUL|surrogate/);
+    expect(await storeSnapshot(store())).toEqual(before);
+  });
+
+  it.each(DASHBOARD_PATHS.map((p) => [p] as const))("dashboard %s gets a 4xx, not a 500", async (path) => {
+    const res = await h().request("GET", path);
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+  });
+
+  it("a dashboard action on a NUL id gets a 4xx and changes nothing", async () => {
+    const before = await storeSnapshot(store());
+    const res = await h().request("POST", "/actions/jobs/j1%00/cancel", { rawBody: "_csrf=x&_confirmed=1", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(await storeSnapshot(store())).toEqual(before);
+  });
+});

@@ -1,11 +1,10 @@
 import { fileURLToPath } from "node:url";
 import { silentLogger } from "@belay/core";
-import { MemoryStore } from "@belay/memory";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BelayServer, type Listener, createServer, serve } from "../src/index.js";
+import { createServer } from "../src/index.js";
 import { SEED_JOBS, seedShowcase } from "./fixtures.js";
-import { SCREENSHOTS, ScreenshotSizes, chromiumAvailable, eventually, launchChromium, text } from "./browser-helpers.js";
+import { SCREENSHOTS, ScreenshotSizes, browserRig, chromiumAvailable, eventually, text } from "./browser-helpers.js";
 import { ADMIN, TOKENS, VIEWER, welcome } from "./helpers.js";
 
 // The dashboard's editing forms and the workflow drawing in headless Chromium (Debian's): an
@@ -37,46 +36,38 @@ const PAGES = [
 ] as const;
 
 describe.runIf(available)("dashboard editing in a browser", () => {
-  let store: MemoryStore;
-  let server: BelayServer;
-  let listener: Listener;
-  let browser: Browser;
+  const rig = browserRig(async (store) => {
+    const server = createServer({ store, tokens: TOKENS, jobs: [welcome, ...Object.values(SEED_JOBS)], logger: silentLogger, livePollMs: 250 });
+    await seedShowcase(store, server);
+    return server;
+  });
   let admin: BrowserContext;
   let page: Page;
   const sizes = new ScreenshotSizes(SIZES);
 
   beforeAll(async () => {
-    store = new MemoryStore();
-    await store.migrate();
-    server = createServer({ store, tokens: TOKENS, jobs: [welcome, ...Object.values(SEED_JOBS)], logger: silentLogger, livePollMs: 250 });
-    await seedShowcase(store, server);
-    listener = await serve(server, { port: 0 });
-    browser = await launchChromium();
-    admin = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    admin = await rig.browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await admin.newPage();
     page.on("dialog", (dialog) => void dialog.accept());
-    await page.goto(`${listener.url}/?token=${ADMIN}`);
+    await page.goto(`${rig.listener.url}/?token=${ADMIN}`);
     await eventually(async () => expect(await text(page.locator(".who"))).toContain("Signed in as admin"));
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await listener?.close();
-    await server?.close();
+  afterAll(() => {
     sizes.save();
   });
 
   it("enqueues a job: a payload its schema refuses is named and writes nothing, a valid one is enqueued and audited", async () => {
-    await page.goto(`${listener.url}/jobs`);
+    await page.goto(`${rig.listener.url}/jobs`);
     await page.click("[data-test=enqueue-link]");
     await page.waitForURL(/\/enqueue$/);
-    const before = (await store.listJobs({ jobNames: ["email.welcome"] })).jobs.length;
+    const before = (await rig.store.listJobs({ jobNames: ["email.welcome"] })).jobs.length;
     await page.selectOption("#f-jobName", "email.welcome");
     await page.fill("#f-payload", '{"userId": ""}');
     await page.fill("#f-tags", "from-browser");
     await page.click("[data-test=enqueue-submit]");
     await eventually(async () => expect(await text(page.locator(".flash.error"))).toContain("payload.userId"));
-    expect((await store.listJobs({ jobNames: ["email.welcome"] })).jobs).toHaveLength(before);
+    expect((await rig.store.listJobs({ jobNames: ["email.welcome"] })).jobs).toHaveLength(before);
     // The form keeps what was typed.
     expect(await page.inputValue("#f-tags")).toBe("from-browser");
     await page.screenshot({ path: `${SCREENSHOTS}enqueue-refused.png`, fullPage: true });
@@ -85,14 +76,14 @@ describe.runIf(available)("dashboard editing in a browser", () => {
     await page.waitForURL(/\/jobs\/[^/]+$/);
     await eventually(async () => expect(await text(page.locator(".flash.success"))).toMatch(/enqueued \(email\.welcome in queue mail\)/));
     const id = decodeURIComponent(new URL(page.url()).pathname.split("/").at(-1)!);
-    const job = await store.getJob(id);
+    const job = await rig.store.getJob(id);
     expect(job).toMatchObject({ jobName: "email.welcome", queue: "mail" });
     expect(JSON.parse(job!.payload)).toEqual({ userId: "u-browser" });
-    expect((await store.listAuditRecords({ target: id })).records).toEqual([expect.objectContaining({ actor: "admin", action: "enqueue", targetKind: "job", detail: "email.welcome" })]);
+    expect((await rig.store.listAuditRecords({ target: id })).records).toEqual([expect.objectContaining({ actor: "admin", action: "enqueue", targetKind: "job", detail: "email.welcome" })]);
   });
 
   it("creates a schedule (a bad cron is named first) and redefines it", async () => {
-    await page.goto(`${listener.url}/schedules`);
+    await page.goto(`${rig.listener.url}/schedules`);
     await page.click("[data-test=new-schedule]");
     await page.waitForURL(/\/schedules\/new$/);
     await page.fill("#f-id", "browser-sweep");
@@ -101,12 +92,12 @@ describe.runIf(available)("dashboard editing in a browser", () => {
     await page.fill("#f-payload", '{"rows": 5}');
     await page.click("[data-test=schedule-submit]");
     await eventually(async () => expect(await text(page.locator(".flash.error"))).toContain("cron:"));
-    expect(await store.getSchedule("browser-sweep")).toBeNull();
+    expect(await rig.store.getSchedule("browser-sweep")).toBeNull();
     await page.fill("#f-cron", "*/15 * * * *");
     await page.click("[data-test=schedule-submit]");
     await page.waitForURL(/\/schedules$/);
     await eventually(async () => expect(await text(page.locator(".flash.success"))).toContain("Schedule browser-sweep created"));
-    expect(await store.getSchedule("browser-sweep")).toMatchObject({ cron: "*/15 * * * *", jobName: "report.build", queue: "reports" });
+    expect(await rig.store.getSchedule("browser-sweep")).toMatchObject({ cron: "*/15 * * * *", jobName: "report.build", queue: "reports" });
     await page.click("[data-test=edit-browser-sweep]");
     await page.waitForURL(/\/schedules\/browser-sweep\/edit$/);
     expect(await page.inputValue("#f-cron")).toBe("*/15 * * * *");
@@ -114,22 +105,22 @@ describe.runIf(available)("dashboard editing in a browser", () => {
     await page.check("input[name=noOverlap]");
     await page.click("[data-test=schedule-submit]");
     await eventually(async () => expect(await text(page.locator(".flash.success"))).toContain("Schedule browser-sweep redefined"));
-    expect(await store.getSchedule("browser-sweep")).toMatchObject({ cron: "0 6 * * 1", noOverlap: true });
-    expect((await store.listAuditRecords({ target: "browser-sweep", targetKind: "schedule" })).records).toEqual([
+    expect(await rig.store.getSchedule("browser-sweep")).toMatchObject({ cron: "0 6 * * 1", noOverlap: true });
+    expect((await rig.store.listAuditRecords({ target: "browser-sweep", targetKind: "schedule" })).records).toEqual([
       expect.objectContaining({ actor: "admin", action: "upsertSchedule", target: "browser-sweep", detail: "created" }),
       expect.objectContaining({ actor: "admin", action: "upsertSchedule", target: "browser-sweep", detail: "updated" }),
     ]);
   });
 
   it("draws a workflow from a job's page, each node linking back to its job", async () => {
-    await page.goto(`${listener.url}/jobs/ord-1-charge`);
+    await page.goto(`${rig.listener.url}/jobs/ord-1-charge`);
     await page.click("[data-test=workflow-link]");
     await page.waitForURL(/\/workflows\/wf-ord-1$/);
     const nodes = page.locator("svg.wf [data-test=wf-node]");
     await eventually(async () => expect(await nodes.count()).toBe(3));
     for (const id of ["ord-1-validate", "ord-1-charge", "ord-1-ship"]) {
       const node = page.locator(`svg.wf [data-job="${id}"]`);
-      expect(await node.getAttribute("data-state")).toBe((await store.getJob(id))!.state);
+      expect(await node.getAttribute("data-state")).toBe((await rig.store.getJob(id))!.state);
       expect(await node.isVisible()).toBe(true);
     }
     expect(await page.locator("svg.wf [data-test=wf-edge]").count()).toBe(2);
@@ -144,13 +135,13 @@ describe.runIf(available)("dashboard editing in a browser", () => {
   });
 
   it("cancels a workflow's unfinished members in one click, each audited", async () => {
-    await page.goto(`${listener.url}/workflows/wf-ord-1`);
-    const live = (await store.listJobs({ workflowId: "wf-ord-1", states: ["scheduled", "awaitingParents", "leased"] })).jobs.map((j) => j.id);
+    await page.goto(`${rig.listener.url}/workflows/wf-ord-1`);
+    const live = (await rig.store.listJobs({ workflowId: "wf-ord-1", states: ["scheduled", "awaitingParents", "leased"] })).jobs.map((j) => j.id);
     expect(live.length).toBeGreaterThan(0);
     await page.click("[data-test=cancel-workflow]");
     await eventually(async () => expect(await text(page.locator(".flash.success"))).toMatch(/^Workflow wf-ord-1: \d+ cancelled/));
-    for (const id of live) expect((await store.getJob(id))?.state).toBe("cancelled");
-    const records = (await store.listAuditRecords({ order: "newestFirst" })).records;
+    for (const id of live) expect((await rig.store.getJob(id))?.state).toBe("cancelled");
+    const records = (await rig.store.listAuditRecords({ order: "newestFirst" })).records;
     expect(records[0]).toMatchObject({ actor: "admin", action: "cancel", targetKind: "job" });
     expect(live).toContain(records[0]!.target);
     await eventually(async () => expect(await page.locator("[data-test=cancel-workflow]").count()).toBe(0));
@@ -158,19 +149,19 @@ describe.runIf(available)("dashboard editing in a browser", () => {
   });
 
   it("shows a viewer none of the forms and refuses them when forced", async () => {
-    const viewer = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const viewer = await rig.browser.newContext({ viewport: { width: 1280, height: 900 } });
     const p = await viewer.newPage();
-    await p.goto(`${listener.url}/jobs?token=${VIEWER}`);
+    await p.goto(`${rig.listener.url}/jobs?token=${VIEWER}`);
     await eventually(async () => expect(await text(p.locator(".who"))).toContain("Signed in as viewer"));
     expect(await p.locator("[data-test=enqueue-link]").count()).toBe(0);
-    await p.goto(`${listener.url}/enqueue`);
+    await p.goto(`${rig.listener.url}/enqueue`);
     await eventually(async () => expect(await text(p.locator("main"))).toContain("You may not enqueue jobs"));
-    await p.goto(`${listener.url}/schedules`);
+    await p.goto(`${rig.listener.url}/schedules`);
     expect(await p.locator("[data-test=new-schedule], [data-test^=edit-]").count()).toBe(0);
-    await p.goto(`${listener.url}/workflows/wf-ord-1`);
+    await p.goto(`${rig.listener.url}/workflows/wf-ord-1`);
     expect(await p.locator("[data-test=cancel-workflow]").count()).toBe(0);
-    const jobsBefore = (await store.listJobs({ limit: 200 })).jobs.length;
-    const schedulesBefore = await store.listSchedules();
+    const jobsBefore = (await rig.store.listJobs({ limit: 200 })).jobs.length;
+    const schedulesBefore = await rig.store.listSchedules();
     const statuses = await p.evaluate(async () => {
       const csrf = (document.querySelector("input[name=_csrf]") as HTMLInputElement).value;
       const send = (path: string, fields: Record<string, string>) =>
@@ -182,8 +173,8 @@ describe.runIf(available)("dashboard editing in a browser", () => {
       ];
     });
     expect(statuses).toEqual([403, 403, 403]);
-    expect((await store.listJobs({ limit: 200 })).jobs).toHaveLength(jobsBefore);
-    expect(await store.listSchedules()).toEqual(schedulesBefore);
+    expect((await rig.store.listJobs({ limit: 200 })).jobs).toHaveLength(jobsBefore);
+    expect(await rig.store.listSchedules()).toEqual(schedulesBefore);
     await viewer.close();
   });
 
@@ -191,7 +182,7 @@ describe.runIf(available)("dashboard editing in a browser", () => {
     const p = await admin.newPage();
     await p.setViewportSize({ width, height: 900 });
     for (const [path, name] of PAGES) {
-      await p.goto(listener.url + path);
+      await p.goto(rig.listener.url + path);
       await eventually(async () => expect(await p.locator("body").isVisible()).toBe(true));
       const layout = await p.evaluate(() => {
         const inView = (el: Element) => {

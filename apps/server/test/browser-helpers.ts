@@ -1,7 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { MemoryStore } from "@belay/memory";
 import { type Browser, type Locator, type Page, chromium } from "playwright-core";
-import { expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type BelayServer, type Listener, serve } from "../src/index.js";
 
 // What the browser tests share: Debian's Chromium (never a downloaded build), the loud answer
 // when it is missing, retries for playwright-core (it has no web-first assertions), and
@@ -35,6 +37,36 @@ export function chromiumAvailable(what: string): boolean {
 export function launchChromium(): Promise<Browser> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   return chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"] });
+}
+
+/** What a browser suite runs on: a memory store, the server over it, its listener, Chromium. */
+export interface BrowserRig {
+  readonly store: MemoryStore;
+  readonly server: BelayServer;
+  readonly listener: Listener;
+  readonly browser: Browser;
+}
+
+/**
+ * Before the enclosing block's tests: a migrated memory store, the server `open` makes over it
+ * (seeding it as the suite needs), listening on a free port, and Chromium; after them, all closed.
+ * The answer is filled in by the time the block's own `beforeAll` hooks run.
+ */
+export function browserRig(open: (store: MemoryStore) => Promise<BelayServer>): BrowserRig {
+  const rig: { -readonly [K in keyof BrowserRig]?: BrowserRig[K] } = {};
+  beforeAll(async () => {
+    rig.store = new MemoryStore();
+    await rig.store.migrate();
+    rig.server = await open(rig.store);
+    rig.listener = await serve(rig.server, { port: 0 });
+    rig.browser = await launchChromium();
+  }, 60_000);
+  afterAll(async () => {
+    await rig.browser?.close();
+    await rig.listener?.close();
+    await rig.server?.close();
+  });
+  return rig as BrowserRig;
 }
 
 /** Retries `check` until it passes or `timeoutMs` runs out. */

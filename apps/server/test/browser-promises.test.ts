@@ -1,10 +1,10 @@
 import { fileURLToPath } from "node:url";
 import { silentLogger } from "@belay/core";
-import { MemoryPromiseStore, MemoryStore } from "@belay/memory";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BelayServer, type Listener, createServer, serve } from "../src/index.js";
-import { ScreenshotSizes, chromiumAvailable, eventually, launchChromium, text } from "./browser-helpers.js";
+import { MemoryPromiseStore } from "@belay/memory";
+import type { Page } from "playwright-core";
+import { afterAll, describe, expect, it } from "vitest";
+import { createServer } from "../src/index.js";
+import { ScreenshotSizes, browserRig, chromiumAvailable, eventually, text } from "./browser-helpers.js";
 import { ADMIN, TOKENS } from "./helpers.js";
 import { type SeededPromises, seedPromises } from "./promise-fixtures.js";
 
@@ -19,37 +19,25 @@ const SIZES = fileURLToPath(new URL("./fixtures/promise-screenshot-sizes.json", 
 const available = chromiumAvailable("promise dashboard browser tests");
 
 describe.runIf(available)("promise pages in a browser", () => {
-  let store: MemoryStore;
   let promises: MemoryPromiseStore;
-  let server: BelayServer;
-  let listener: Listener;
-  let browser: Browser;
   let seeded: SeededPromises;
-  const sizes = new ScreenshotSizes(SIZES);
-
-  beforeAll(async () => {
-    store = new MemoryStore();
-    await store.migrate();
+  const rig = browserRig(async (store) => {
     promises = new MemoryPromiseStore();
     await promises.migrate();
     seeded = await seedPromises(promises, Date.now(), { batch: 120, extraSchedules: 30 });
-    server = createServer({ store, promises, tokens: TOKENS, logger: silentLogger, livePollMs: 250 });
-    listener = await serve(server, { port: 0 });
-    browser = await launchChromium();
-  }, 60_000);
+    return createServer({ store, promises, tokens: TOKENS, logger: silentLogger, livePollMs: 250 });
+  });
+  const sizes = new ScreenshotSizes(SIZES);
 
-  afterAll(async () => {
-    await browser?.close();
-    await listener?.close();
-    await server?.close();
+  afterAll(() => {
     sizes.save();
   });
 
   /** A page signed in as admin (who may see data), at `width` pixels. */
   async function open(width: number): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    const context = await rig.browser.newContext({ viewport: { width, height: 900 } });
     const page = await context.newPage();
-    await page.goto(`${listener.url}/?token=${ADMIN}`);
+    await page.goto(`${rig.listener.url}/?token=${ADMIN}`);
     await eventually(async () => expect(await text(page.locator(".who"))).toContain("Signed in as admin"));
     return page;
   }
@@ -95,7 +83,7 @@ describe.runIf(available)("promise pages in a browser", () => {
 
       it("searches by id prefix, state and tag", async () => {
         const page = await open(width);
-        await page.goto(`${listener.url}/promises`);
+        await page.goto(`${rig.listener.url}/promises`);
         await page.fill("input[name=prefix]", "order-7");
         await page.selectOption("select[name=state]", "pending");
         await page.click("button:has-text('Search')");
@@ -114,7 +102,7 @@ describe.runIf(available)("promise pages in a browser", () => {
 
       it("shows a task waiting on its children, and follows a callback to the child", async () => {
         const page = await open(width);
-        await page.goto(`${listener.url}/promises?prefix=order-7`);
+        await page.goto(`${rig.listener.url}/promises?prefix=order-7`);
         await page.click(`table[data-test=promises] a[href="/promises/${seeded.root}"]`);
         await page.waitForURL(new RegExp(`/promises/${seeded.root}$`));
         await eventually(async () => expect((await text(page.locator(".head .id"))).trim()).toBe(seeded.root));
@@ -133,7 +121,7 @@ describe.runIf(available)("promise pages in a browser", () => {
         await sizes.check(page, `promise-detail-child-${width}`);
         await fits(page, "the child's page");
 
-        await page.goto(`${listener.url}/promises/${seeded.timer}`);
+        await page.goto(`${rig.listener.url}/promises/${seeded.timer}`);
         await eventually(async () => expect(await text(page.locator("table[data-test=messages] tbody tr"))).toMatch(/execute\s+poll:\/\/any@orders\s+0\s+1/));
         await fits(page, "the timer's page");
         await page.context().close();

@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { trackedChildren } from "./processes.js";
 
 // `belay-server` as a process: flags, an embedded worker from a jobs module, graceful stop.
 
 const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
-const children: ChildProcess[] = [];
+const track = trackedChildren();
 
 function run(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const child = spawn("tsx", ["--conditions=@belay/source", "src/main.ts", ...args], {
@@ -15,7 +16,7 @@ function run(args: string[]): { child: ChildProcess; output: () => string; exite
     env: { ...process.env, PATH: `${join(PACKAGE, "node_modules", ".bin")}${delimiter}${process.env["PATH"]}`, BELAY_SERVER_TOKENS: "" },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  children.push(child);
+  track(child);
   let output = "";
   child.stdout!.on("data", (c: Buffer) => (output += c.toString()));
   child.stderr!.on("data", (c: Buffer) => (output += c.toString()));
@@ -31,18 +32,6 @@ async function waitFor(pattern: RegExp, output: () => string, timeoutMs = 30_000
     await new Promise((r) => setTimeout(r, 100));
   }
 }
-
-afterEach(() => {
-  for (const child of children.splice(0)) {
-    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // gone
-      }
-    }
-  }
-});
 
 describe("belay-server", () => {
   it("prints its usage for --help and refuses bad flags with exit code 2", async () => {

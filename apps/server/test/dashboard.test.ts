@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ADMIN, type Harness, VIEWER, harness } from "./helpers.js";
+import { ADMIN, type Harness, VIEWER, expectStandalonePage, harness } from "./helpers.js";
 
 let h: Harness;
 beforeEach(async () => {
@@ -42,13 +42,7 @@ describe("dashboard pages", () => {
   it.each(["/", "/jobs", "/jobs/j1", "/queues", "/failures", "/failures?tab=quarantined", "/schedules", "/workflows", "/observers", "/audit", "/login"])(
     "%s renders for an anonymous viewer, with its CSS inlined and a strict CSP",
     async (path) => {
-      const res = await h.request("GET", path);
-      expect(res.status).toBe(200);
-      const text = await res.text();
-      expect(text).toMatch(/^<!doctype html>/);
-      expect(text).toContain("<style nonce=");
-      expect(text).not.toMatch(/<link[^>]+stylesheet|<script[^>]+src=/);
-      expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+      await expectStandalonePage(h, path);
     },
   );
 

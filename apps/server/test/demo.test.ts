@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { killGroup } from "./processes.js";
 
 // The README's main command: `pnpm start` runs the root script, which runs this package's `demo`
 // script. This runs that script's command line as pnpm would (with INIT_CWD set to a temporary
@@ -18,13 +19,7 @@ describe("pnpm start (the demo)", () => {
   let child: ChildProcess | null = null;
   afterAll(() => {
     // A safety net for a failed run: the demo runs in its own process group; end all of it.
-    if (child?.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
+    killGroup(child);
     rmSync(workdir, { recursive: true, force: true });
   });
 

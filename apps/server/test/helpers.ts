@@ -2,6 +2,7 @@ import type { JobStore } from "@belay/contract";
 import { snapshot } from "@belay/conformance";
 import { defineJob, silentLogger } from "@belay/core";
 import { MemoryStore } from "@belay/memory";
+import { afterAll, beforeAll, expect } from "vitest";
 import { z } from "zod";
 import { type BelayServer, type ServerOptions, createServer } from "../src/index.js";
 
@@ -66,7 +67,39 @@ export async function harness(options: Partial<ServerOptions> & { store?: JobSto
   };
 }
 
+/**
+ * A harness over `store()` for the enclosing block's tests, opened (then given to `seed`) before
+ * them and closed after them; answers a getter.
+ */
+export function harnessFor(store: () => JobStore, seed: (h: Harness) => Promise<void> = async () => {}): () => Harness {
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    h = await harness({ store: store() });
+    await seed(h);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+  return () => h!;
+}
+
 /** Everything the store shows through its reads (from the conformance suite). */
 export function storeSnapshot(store: JobStore): Promise<unknown> {
   return snapshot(store);
+}
+
+/**
+ * Fetches a dashboard page as an anonymous viewer and checks it stands alone: 200, a whole
+ * document, its CSS inlined under the nonce, no stylesheet or script fetched, a strict CSP.
+ * Answers the page's text.
+ */
+export async function expectStandalonePage(h: Harness, path: string): Promise<string> {
+  const res = await h.request("GET", path);
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  expect(text).toMatch(/^<!doctype html>/);
+  expect(text).toContain("<style nonce=");
+  expect(text).not.toMatch(/<link[^>]+stylesheet|<script[^>]+src=/);
+  expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+  return text;
 }

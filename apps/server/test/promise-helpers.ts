@@ -1,6 +1,7 @@
 import type { Instant, PromiseStore } from "@belay/contract";
 import { type Clock, silentLogger } from "@belay/core";
 import { MemoryPromiseStore } from "@belay/memory";
+import { afterEach } from "vitest";
 import { type PromiseServer, type PromiseServerOptions, createPromiseServer } from "../src/index.js";
 
 // Drives a durable-promise listener in process: envelopes through `fetch`, with the socket peer
@@ -87,6 +88,22 @@ export async function promiseHarness(options: Partial<PromiseServerOptions> = {}
     request,
     send: (kind, data, o = {}) => post({ kind, head: { corrId: o.corrId ?? `c${++corr}`, version: VERSION, ...o.head }, data }, o),
     close: () => server.close(),
+  };
+}
+
+/**
+ * A `promiseHarness` opener for a test file: every harness it opens is closed after its test.
+ * Call at the top level of the file.
+ */
+export function promiseHarnesses(): (options?: Partial<PromiseServerOptions>) => Promise<PromiseHarness> {
+  const open: PromiseHarness[] = [];
+  afterEach(async () => {
+    for (const h of open.splice(0)) await h.close();
+  });
+  return async (options = {}) => {
+    const h = await promiseHarness(options);
+    open.push(h);
+    return h;
   };
 }
 

@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ServerToken } from "../src/index.js";
 import { ADMIN, TOKENS, VIEWER } from "./helpers.js";
-import { type PromiseHarness, VERSION, promiseHarness } from "./promise-helpers.js";
+import { type PromiseHarness, VERSION, promiseHarnesses } from "./promise-helpers.js";
 
 // Who may use the durable-promise listener: with tokens configured, a token with the `promises`
 // permission (in `Authorization: Bearer` or `head.auth`) and nobody else; without tokens,
@@ -10,15 +10,7 @@ import { type PromiseHarness, VERSION, promiseHarness } from "./promise-helpers.
 const SDK = "sdk-secret-1234";
 const WITH_SDK: readonly ServerToken[] = [...TOKENS, { name: "sdk", secret: SDK, permissions: ["promises"] }];
 
-const harnesses: PromiseHarness[] = [];
-async function open(options: Parameters<typeof promiseHarness>[0] = {}): Promise<PromiseHarness> {
-  const h = await promiseHarness(options);
-  harnesses.push(h);
-  return h;
-}
-afterEach(async () => {
-  for (const h of harnesses.splice(0)) await h.close();
-});
+const open = promiseHarnesses();
 
 const get = (h: PromiseHarness, options: Parameters<PromiseHarness["send"]>[2] = {}) => h.send("promise.get", { id: "missing" }, options);
 

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { Resonate } from "@resonatehq/sdk";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/index.js";
+import { trackedChildren } from "./processes.js";
 import { decoded, settled, startTestServer, storeUrlTargets, until } from "./sdk-helpers.js";
 
 // A worker process SIGKILLed in the middle of a durable function: after its lease lapses another
@@ -22,19 +23,7 @@ interface WorkerProcess {
   readonly child: ChildProcess;
   readonly output: () => string;
 }
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) {
-    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // gone
-      }
-    }
-  }
-});
-
+const track = trackedChildren();
 function startWorker(url: string, pid: string, env: Record<string, string> = {}): WorkerProcess {
   const child = spawn(process.execPath, [FIXTURE], {
     cwd: PACKAGE,
@@ -42,7 +31,7 @@ function startWorker(url: string, pid: string, env: Record<string, string> = {})
     env: { ...process.env, BELAY_URL: url, PID: pid, GROUP: "workers", TTL: "3000", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  children.push(child);
+  track(child);
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -1,22 +1,14 @@
 import { isResponse } from "@resonatehq/sdk";
 import { TransientStoreError } from "@belay/contract";
 import { MemoryPromiseStore } from "@belay/memory";
-import { afterEach, describe, expect, it } from "vitest";
-import { type PromiseHarness, VERSION, nested, nullPaths, promiseHarness } from "./promise-helpers.js";
+import { describe, expect, it } from "vitest";
+import { type PromiseHarness, VERSION, nested, nullPaths, promiseHarnesses } from "./promise-helpers.js";
 
 // The envelope of the durable-promise listener: every kind's mapping to the promise store and
 // back, every status, the 400s naming the field (writing nothing), the 503 and 500 mappings, the
 // debug gate. Answers of the kinds the SDK sends are checked with the SDK's own shape guards.
 
-const harnesses: PromiseHarness[] = [];
-async function open(options: Parameters<typeof promiseHarness>[0] = {}): Promise<PromiseHarness> {
-  const h = await promiseHarness(options);
-  harnesses.push(h);
-  return h;
-}
-afterEach(async () => {
-  for (const h of harnesses.splice(0)) await h.close();
-});
+const open = promiseHarnesses();
 
 const TARGET = "poll://any@workers";
 const future = (h: PromiseHarness, ms = 60_000) => h.clock.time + ms;
@@ -134,22 +126,18 @@ describe("envelope: every kind", () => {
   it("schedule kinds: create computes the first run from the cron (5, 6 or 7 fields, UTC), get, search, delete", async () => {
     const h = await open();
     h.clock.time = Date.UTC(2030, 0, 1, 10, 7, 30);
-    const create = await h.send("schedule.create", {
+    const nightly = {
       id: "nightly",
       cron: "0 3 * * *",
       promiseId: "{{.id}}-{{.timestamp}}",
       promiseTimeout: 60_000,
       promiseParam: { data: "e30=" },
       promiseTags: { "resonate:target": TARGET },
-    });
-    const schedule = expectEnvelope(create, "schedule.create", 200).schedule;
-    expect(schedule).toEqual({
-      id: "nightly",
-      cron: "0 3 * * *",
-      promiseId: "{{.id}}-{{.timestamp}}",
-      promiseTimeout: 60_000,
-      promiseParam: { data: "e30=" },
-      promiseTags: { "resonate:target": TARGET },
+    };
+    const create = await h.send("schedule.create", nightly);
+    // The schedule comes back as it was given, with its creation time and first run.
+    expect(expectEnvelope(create, "schedule.create", 200).schedule).toEqual({
+      ...nightly,
       createdAt: h.clock.time,
       nextRunAt: Date.UTC(2030, 0, 2, 3, 0, 0),
     });

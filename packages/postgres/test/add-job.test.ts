@@ -7,6 +7,7 @@ import { MIGRATIONS, SCHEMA_VERSION } from "../src/migrations/index.js";
 import { migrateSchema } from "../src/migrate.js";
 import { Executor } from "../src/session.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { countingClaims } from "./support/claims.js";
 
 // `<schema>.add_job(...)` (migration 3): a job enqueued from SQL — by another language, or by a
 // trigger inside the user's transaction — passes the contract's checks, is written exactly as
@@ -310,23 +311,7 @@ describe.skipIf(url === undefined)(`postgres add_job() (${target.reason})`, () =
   it("a job added by SQL is claimed and run by a core Worker whose next poll is an hour away: the hint woke it", async () => {
     const worker = new PostgresStore({ connectionString: url!, schema, maxConnections: 4 });
     stores.push(worker);
-    const claims = { finished: 0, inFlight: 0 };
-    const counted = new Proxy(worker, {
-      get(t, property) {
-        const value = Reflect.get(t, property, t) as unknown;
-        if (typeof value !== "function") return value;
-        if (property !== "claim") return value.bind(t);
-        return async (...args: Parameters<PostgresStore["claim"]>) => {
-          claims.inFlight++;
-          try {
-            return await t.claim(...args);
-          } finally {
-            claims.inFlight--;
-            claims.finished++;
-          }
-        };
-      },
-    });
+    const { counted, claims } = countingClaims(worker);
     const ran: { payload: unknown; jobId: string; queue: string; tags: readonly unknown[] }[] = [];
     const faults: string[] = [];
     const job = core.defineJob({

@@ -1,9 +1,9 @@
 import { type EnqueueRequest, type EnqueueResult, type NewJob, TransientStoreError } from "@belay/contract";
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EnqueueCoalescer } from "../src/enqueue-coalescer.js";
 import { type PostgresPool, PostgresStore } from "../src/index.js";
-import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { dropSchema, pgTarget, randomSchema, testDatabase } from "./pg-target.js";
 
 // Group commit of concurrent enqueues: the coalescer on its own (a fake statement), then the
 // store on a real PostgreSQL, where concurrent callers must get exactly their own results.
@@ -185,18 +185,8 @@ const target = await pgTarget("enqueue-coalescer.test.ts");
 const url = target.url;
 
 describe.skipIf(url === undefined)(`postgres: concurrent enqueues share commits (${target.reason})`, () => {
-  let pool: pg.Pool;
-  const schema = randomSchema("coalesce");
-
-  beforeAll(() => {
-    pool = testPool(url!);
-  });
-
-  afterAll(async () => {
-    await dropSchema(pool, schema);
-    await pool.end();
-    await target.stop();
-  });
+  const { pool, schema: newSchema } = testDatabase(target);
+  const schema = newSchema("coalesce");
 
   it("200 concurrent callers each get their own results in fewer commits; an invalid call or a parent runs alone", async () => {
     const counting = countingPool(pool);

@@ -10,7 +10,8 @@ import { listJobsQuery } from "../src/sql/reads.js";
 import { PURGE } from "../src/sql/retention.js";
 import { LIST_SCHEDULES, MOVE_CURSOR } from "../src/sql/schedules.js";
 import { facetTagsQuery } from "../src/sql/tags.js";
-import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { pgTarget, testDatabase } from "./pg-target.js";
+import { type PlanNode, nodes } from "./support/plans.js";
 
 // The time-ordered scans (due claims, lease expiry, schedule minting, retention) must read their
 // indexes, in bounded batches, never the table. The table is loaded with enough rows in every
@@ -29,28 +30,15 @@ const target = await pgTarget("explain.test.ts");
 const url = target.url;
 const NOW = 1_800_000_000_000;
 
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  "Total Cost"?: number;
-  Plans?: PlanNode[];
-}
-
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
 describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, () => {
-  const schema = randomSchema("explain");
+  const { pool, schema: newSchema } = testDatabase(target);
+  const schema = newSchema("explain");
   const S = `"${schema}"`;
-  const staleSchema = randomSchema("explain_stale");
+  const staleSchema = newSchema("explain_stale");
   const STALE = `"${staleSchema}"`;
-  let pool: pg.Pool;
   let client: pg.PoolClient;
 
   beforeAll(async () => {
-    pool = testPool(url!);
     const store = new PostgresStore({ pool, schema });
     await store.migrate();
     await store.close();
@@ -103,15 +91,8 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
     client = await pool.connect();
   });
 
-  afterAll(async () => {
-    client?.release();
-    if (pool) {
-      await dropSchema(pool, schema);
-      await dropSchema(pool, staleSchema);
-      await pool.end();
-    }
-    await target.stop();
-  });
+  // Before testDatabase's after-hook drops the schemas.
+  afterAll(() => client?.release());
 
   /** The plan of `text` with `values`: custom (values bound) or generic (as a prepared statement settles). */
   async function plan(text: string, values: unknown[], mode: "custom" | "generic"): Promise<PlanNode[]> {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hintChannel } from "../src/hints.js";
 import { PostgresStore } from "../src/index.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { countingClaims } from "./support/claims.js";
 
 // Wake-up hints end to end, with the real Worker of @belay/core (its built dist): an idle
 // worker whose next poll is an hour away still starts a new job, so the hint woke it; with its
@@ -74,24 +75,7 @@ describe.skipIf(url === undefined)(`postgres wake-up hints with the core Worker 
   async function startWorker(queue: string, pollIntervalMs: number) {
     const store = new PostgresStore({ connectionString: url!, schema, maxConnections: 4 });
     stores.push(store);
-    const claims = { finished: 0, inFlight: 0 };
-    // The worker's view of the store, counting its claims (bound: the store keeps private fields).
-    const counted = new Proxy(store, {
-      get(target, property) {
-        const value = Reflect.get(target, property, target) as unknown;
-        if (typeof value !== "function") return value;
-        if (property !== "claim") return value.bind(target);
-        return async (...args: Parameters<PostgresStore["claim"]>) => {
-          claims.inFlight++;
-          try {
-            return await target.claim(...args);
-          } finally {
-            claims.inFlight--;
-            claims.finished++;
-          }
-        };
-      },
-    });
+    const { counted, claims } = countingClaims(store);
     const started = new Map<number, number>();
     const faults: string[] = [];
     const job = core.defineJob({

@@ -1,10 +1,9 @@
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PostgresStore } from "../src/index.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "../src/migrations/index.js";
 import { migrateSchema } from "../src/migrate.js";
 import { Executor } from "../src/session.js";
-import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { pgTarget, testDatabase } from "./pg-target.js";
 
 // Upgrades: a database as an older release left it — created by its migrations only, holding
 // rows that release wrote — migrates to this version and keeps working, its old rows read as
@@ -15,22 +14,10 @@ const url = target.url;
 const T = 1_800_000_000_000;
 
 describe.skipIf(url === undefined)(`postgres migrations (${target.reason})`, () => {
-  let pool: pg.Pool;
-  const schemas: string[] = [];
-
-  beforeAll(() => {
-    pool = testPool(url!);
-  });
-
-  afterAll(async () => {
-    for (const schema of schemas) await dropSchema(pool, schema);
-    await pool?.end();
-    await target.stop();
-  });
+  const { pool, schema: newSchema } = testDatabase(target);
 
   it("a version-1 database with jobs, transitions and a schedule migrates to 2 and keeps working", async () => {
-    const schema = randomSchema("upgrade");
-    schemas.push(schema);
+    const schema = newSchema("upgrade");
     const S = `"${schema}"`;
     expect(await migrateSchema(new Executor(pool, () => null), S, schema, 1)).toEqual({ fromVersion: 0, toVersion: 1 });
     // What version 1 wrote: a due job, a job leased by w-old, their transitions, a schedule.

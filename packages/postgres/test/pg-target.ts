@@ -1,5 +1,7 @@
 import { type PostgresTarget, postgresTarget, randomSchemaName } from "@belay/conformance";
 import pg from "pg";
+import { afterAll } from "vitest";
+import { PostgresStore } from "../src/index.js";
 
 /**
  * Where the integration tests get a PostgreSQL from: this project's own server, set up once for
@@ -29,6 +31,55 @@ export function testPool(url: string, max = 10, options: { readonly pipeline?: b
   const pool = new pg.Pool({ connectionString: url, max, ...options });
   pool.on("error", () => undefined);
   return pool;
+}
+
+/**
+ * What a describe block of a test file holds on `target`: a pool on it (see {@link testPool}; made
+ * now, it connects on first use) and the schemas made by `schema(prefix)` (or with a migrated job
+ * store on it, by `migratedStore(prefix)`). After the block's tests
+ * every such schema is dropped, the pool ended and the target stopped. Call it inside the block
+ * (after-hooks run last-registered first: the block's own after-hooks run before these).
+ */
+export function testDatabase(
+  target: PgTarget,
+  max?: number,
+): { readonly pool: pg.Pool; schema(prefix: string): string; migratedStore(prefix: string): Promise<{ store: PostgresStore; schema: string }> } {
+  const pool = testPool(target.url ?? "postgres://unused", max);
+  const schemas: string[] = [];
+  afterAll(async () => {
+    for (const schema of schemas) await dropSchema(pool, schema);
+    await pool.end();
+    await target.stop();
+  });
+  const schema = (prefix: string) => {
+    const name = randomSchema(prefix);
+    schemas.push(name);
+    return name;
+  };
+  // A job store (hints off) on a new schema, migrated.
+  const migratedStore = async (prefix: string) => {
+    const name = schema(prefix);
+    const store = new PostgresStore({ pool, schema: name, hints: false });
+    await store.migrate();
+    return { store, schema: name };
+  };
+  return { pool, schema, migratedStore };
+}
+
+/**
+ * The two pools of a conformance file's describe block on `target`: the stores' (`stores`, 20
+ * connections, `options` as given) and one for what runs beside the stores (`side`, 10: caller
+ * transactions, a peer process). After the block's tests both are ended and the target stopped.
+ */
+export function conformancePools(target: PgTarget, options: { readonly pipeline?: boolean } = {}): { readonly stores: pg.Pool; readonly side: pg.Pool } {
+  const stores = testPool(target.url ?? "postgres://unused", 20, options);
+  const side = testPool(target.url ?? "postgres://unused", 10);
+  afterAll(async () => {
+    await stores.end();
+    await side.end();
+    await target.stop();
+  });
+  return { stores, side };
 }
 
 /**

@@ -1,41 +1,30 @@
 import type { JobStore } from "@belay/contract";
 import { type CreateStoreOptions, runStoreConformance } from "@belay/conformance";
-import type pg from "pg";
-import { afterAll, describe } from "vitest";
+import { describe } from "vitest";
+import { migratedStores } from "../../../tests/support/conformance.mjs";
 import { PostgresStore } from "../src/index.js";
-import { dropSchema, observersIsolated, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { conformancePools, dropSchema, observersIsolated, pgTarget, randomSchema } from "./pg-target.js";
 
 const target = await pgTarget("postgres-conformance.test.ts");
 const url = target.url;
 
 describe.skipIf(url === undefined)(`postgres conformance (${target.reason})`, () => {
   // Stores share one pool; each store owns a fresh schema, dropped after its test.
-  const pool: pg.Pool = testPool(url ?? "postgres://unused", 20);
-  // Caller transactions come from a pool of their own, as an application's would.
-  const appPool: pg.Pool = testPool(url ?? "postgres://unused", 10);
+  // Caller transactions come from a pool of their own (`side`), as an application's would.
+  const { stores: pool, side: appPool } = conformancePools(target);
   const options = new WeakMap<JobStore, CreateStoreOptions>();
-  // On a shared server (BELAY_TEST_POSTGRES_URL), other databases' transactions hold the observer
-  // walker's cluster-wide horizon back: observer calls wait for those to end first.
-  const isolated = (store: PostgresStore) => observersIsolated(store, pool);
-
-  afterAll(async () => {
-    await pool.end();
-    await appPool.end();
-    await target.stop();
-  });
+  // A store on `schema` (by default a fresh one, dropped with the store), its options kept for a
+  // peer. On a shared server (BELAY_TEST_POSTGRES_URL), other databases' transactions hold the
+  // observer walker's cluster-wide horizon back: its observer calls wait for those to end first.
+  const opened = (storeOptions: CreateStoreOptions, schema = randomSchema("conf")) => {
+    const store = observersIsolated(new PostgresStore({ pool, schema, ...storeOptions }), pool);
+    options.set(store, storeOptions);
+    return store;
+  };
 
   runStoreConformance({
     name: "postgres",
-    createStore: async (storeOptions) => {
-      const store = isolated(new PostgresStore({ pool, schema: randomSchema("conf"), ...storeOptions }));
-      await store.migrate();
-      options.set(store, storeOptions);
-      return store;
-    },
-    destroyStore: async (store) => {
-      await store.close();
-      await dropSchema(pool, (store as PostgresStore).schema);
-    },
+    ...migratedStores(opened, (store) => dropSchema(pool, store.schema)),
     hooks: {
       beginTransaction: async () => {
         const client = await appPool.connect();
@@ -58,19 +47,11 @@ describe.skipIf(url === undefined)(`postgres conformance (${target.reason})`, ()
       },
       // A second process: its own pool, the same schema, the same options.
       openPeer: async (store) =>
-        isolated(new PostgresStore({ connectionString: url!, maxConnections: 4, schema: (store as PostgresStore).schema, ...options.get(store) })),
+        observersIsolated(new PostgresStore({ connectionString: url!, maxConnections: 4, schema: (store as PostgresStore).schema, ...options.get(store) }), pool),
       // The same schema under another configuration, as a restarted process would open it.
-      reopen: async (store, storeOptions) => {
-        const reopened = isolated(new PostgresStore({ pool, schema: (store as PostgresStore).schema, ...storeOptions }));
-        options.set(reopened, storeOptions);
-        return reopened;
-      },
+      reopen: async (store, storeOptions) => opened(storeOptions, (store as PostgresStore).schema),
       // A schema of its own that nobody migrated (dropped with the store, if migrate() made it).
-      openUnmigrated: async (storeOptions) => {
-        const store = isolated(new PostgresStore({ pool, schema: randomSchema("conf"), ...storeOptions }));
-        options.set(store, storeOptions);
-        return store;
-      },
+      openUnmigrated: async (storeOptions) => opened(storeOptions),
       // What a later, non-additive release's migration leaves.
       recordSchemaVersion: async (store, version) => {
         await pool.query(`INSERT INTO "${(store as PostgresStore).schema}".schema_migrations (version, requires) VALUES ($1, $1)`, [version]);

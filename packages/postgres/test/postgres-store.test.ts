@@ -3,6 +3,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresQueryExecutor, PostgresStore, SCHEMA_VERSION } from "../src/index.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { rejectionCode } from "../../../tests/support/errors.mjs";
 
 // What the conformance suite cannot know about this adapter: its configuration, the caller's
 // own pg transactions (savepoints, commit-time hints), retriable faults and schema versions.
@@ -24,15 +25,8 @@ async function until(condition: () => boolean, what: string, timeoutMs = 30_000)
   }
 }
 
-async function codeOf(action: () => Promise<unknown>): Promise<string | undefined> {
-  try {
-    await action();
-    return undefined;
-  } catch (error) {
-    if (isBelayError(error)) return error.code;
-    throw error;
-  }
-}
+/** The code of the Belay error `action` fails with (`undefined` when it succeeds). */
+const codeOf = (action: () => Promise<unknown>) => rejectionCode(action, isBelayError);
 
 describe("postgres store configuration", () => {
   const pool = { connect: async () => Promise.reject(new Error("unused")), end: async () => {} };
@@ -83,6 +77,19 @@ describe.skipIf(url === undefined)(`postgres store against a database (${target.
     await store.migrate();
     stores.push(store);
     return store;
+  }
+
+  /** Runs `body` on a fresh store with hints on, once it listens, with the queues of the hints it hears so far. */
+  async function withHintsHeard(body: (store: PostgresStore, heard: string[]) => Promise<void>): Promise<void> {
+    const store = await freshStore({ hints: true });
+    const heard: string[] = [];
+    const unsubscribe = store.subscribeHints!((queue) => heard.push(queue));
+    try {
+      await until(() => store.listening, "the LISTEN connection");
+      await body(store, heard);
+    } finally {
+      unsubscribe();
+    }
   }
 
   describe("enqueue inside the caller's pg transaction", () => {
@@ -216,12 +223,8 @@ describe.skipIf(url === undefined)(`postgres store against a database (${target.
       expect(await other.getJob("a")).toBeNull();
     });
 
-    it("a hint from inside the caller's transaction is heard at its commit, never before", async () => {
-      const store = await freshStore({ hints: true });
-      const heard: string[] = [];
-      const unsubscribe = store.subscribeHints!((queue) => heard.push(queue));
-      try {
-        await until(() => store.listening, "the LISTEN connection");
+    it("a hint from inside the caller's transaction is heard at its commit, never before", () =>
+      withHintsHeard(async (store, heard) => {
         const client = await pool.connect();
         try {
           await client.query("BEGIN");
@@ -234,18 +237,11 @@ describe.skipIf(url === undefined)(`postgres store against a database (${target.
         }
         await until(() => heard.length > 0, "the hint after the commit");
         expect(heard).toEqual(["mail"]);
-      } finally {
-        unsubscribe();
-      }
-    });
+      }));
   });
 
-  it("hints after the store's own commits carry any queue name intact", async () => {
-    const store = await freshStore({ hints: true });
-    const heard: string[] = [];
-    const unsubscribe = store.subscribeHints!((queue) => heard.push(queue));
-    try {
-      await until(() => store.listening, "the LISTEN connection");
+  it("hints after the store's own commits carry any queue name intact", () =>
+    withHintsHeard(async (store, heard) => {
       const queues = ["it's", "back\\slash", "mail"];
       await store.enqueue({ jobs: queues.map((queue, i) => job(`q${i}`, { queue })), now: T });
       await store.enqueue({ jobs: [job("later", { queue: "future", dueAt: T + 60_000 })], now: T });
@@ -253,10 +249,7 @@ describe.skipIf(url === undefined)(`postgres store against a database (${target.
       // Any extra hint (the future queue, or an echo) would come meanwhile.
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect([...heard].sort(), "due queues only, each name intact").toEqual([...queues].sort());
-    } finally {
-      unsubscribe();
-    }
-  });
+    }));
 
   describe("what a duplicate or refused request writes: nothing", () => {
     /** Every row of every table of the store's schema, as text: any write at all shows. */

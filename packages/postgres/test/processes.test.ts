@@ -1,10 +1,8 @@
 import { fileURLToPath } from "node:url";
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresStore } from "../src/index.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { MIGRATIONS, SCHEMA_VERSION } from "../src/migrations/index.js";
-import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
-import { type Child, buildForChildren, maxOverlap, startChild } from "./support/children.js";
+import { pgTarget, testDatabase } from "./pg-target.js";
+import { type Child, DRAIN_QUEUES_ENV, buildForChildren, enqueueDrainLoad, expectDrainedOnce, maxOverlap, sampleLimitedLeases, startChild, summaryOf } from "./support/children.js";
 
 // Real processes on one database, importing the built package (dist/, built here first):
 // concurrent migrations, a multi-process drain under a concurrency limit, and a SIGKILL
@@ -18,38 +16,12 @@ const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, im
 const start = (script: string, args: string[], env: Record<string, string> = {}): Child =>
   startChild([process.execPath, fixture(script), ...args], packageDir, env);
 
-function summaryOf(child: Child): { applied: number; stale: number; expired: number; intervals: [number, number, string][] } {
-  const line = child.lines.find((l) => l.startsWith("summary "));
-  expect(line, "the child printed its summary").toBeDefined();
-  return JSON.parse(line!.slice("summary ".length));
-}
-
 describe.skipIf(url === undefined)(`postgres across processes (${target.reason})`, () => {
-  let pool: pg.Pool;
-  const schemas: string[] = [];
-
-  beforeAll(() => {
-    buildForChildren(packageDir);
-    pool = testPool(url!);
-  }, 120_000);
-
-  afterAll(async () => {
-    for (const schema of schemas) await dropSchema(pool, schema);
-    await pool?.end();
-    await target.stop();
-  });
-
-  async function migratedStore(prefix: string): Promise<{ store: PostgresStore; schema: string }> {
-    const schema = randomSchema(prefix);
-    schemas.push(schema);
-    const store = new PostgresStore({ pool, schema, hints: false });
-    await store.migrate();
-    return { store, schema };
-  }
+  const { pool, schema: newSchema, migratedStore } = testDatabase(target);
+  beforeAll(() => buildForChildren(packageDir), 120_000);
 
   it("five processes migrating an empty schema at once all succeed, and it is created once", async () => {
-    const schema = randomSchema("migrate");
-    schemas.push(schema);
+    const schema = newSchema("migrate");
     const startAt = String(Date.now() + 1_500);
     const children = Array.from({ length: 5 }, () => start("migrate-child.mjs", [url!, schema, startAt]));
     const exits = await Promise.all(children.map((c) => c.exited));
@@ -64,59 +36,16 @@ describe.skipIf(url === undefined)(`postgres across processes (${target.reason})
 
   it("four worker processes drain 20,000 jobs, each succeeding exactly once, never over a limit of 3", async () => {
     const { store, schema } = await migratedStore("drain");
-    const T = Date.now();
-    for (let i = 0; i < 20_000; i += 1_000) {
-      const jobs = Array.from({ length: 1_000 }, (_, k) => {
-        const n = i + k;
-        return { id: `job-${n}`, jobName: "drain.job", queue: n % 100 < 2 ? "limited" : "bulk", payload: `{"n":${n}}`, dueAt: T };
-      });
-      const results = await store.enqueue({ jobs, now: T });
-      expect(results.every((r) => r.status === "created")).toBe(true);
-    }
-    await store.setConcurrencyLimit({ queue: "limited", limit: 3, actor: "test", now: T });
-
+    await enqueueDrainLoad(store, 20_000, (n) => n % 100 < 2, 3, Date.now());
     // A sampler watching the committed state from outside, besides the children's own intervals.
-    let sampling = true;
-    let sampledMax = 0;
-    const sampler = (async () => {
-      while (sampling) {
-        const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".jobs WHERE queue = 'limited' AND state = 2`);
-        sampledMax = Math.max(sampledMax, rows[0].n as number);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    })();
-
-    const children = Array.from({ length: 4 }, (_, w) =>
-      start("drain-child.mjs", [], {
-        URL: url!,
-        SCHEMA: schema,
-        WORKER_ID: `w${w}`,
-        QUEUES: "limited,bulk",
-        LIMITED_QUEUE: "limited",
-        LIMITED_SLEEP_MS: "15",
-        IDLE_ROUNDS: "20",
-      }),
-    );
+    const sampler = sampleLimitedLeases(pool, schema);
+    const children = Array.from({ length: 4 }, (_, w) => start("drain-child.mjs", [], { URL: url!, SCHEMA: schema, WORKER_ID: `w${w}`, ...DRAIN_QUEUES_ENV }));
     const exits = await Promise.all(children.map((c) => c.exited));
-    sampling = false;
-    await sampler;
+    const sampledMax = await sampler.stop();
     expect(exits.map((e) => e.code)).toEqual([0, 0, 0, 0]);
 
     const summaries = children.map(summaryOf);
-    expect(summaries.reduce((n, s) => n + s.applied, 0), "outcomes applied across processes").toBe(20_000);
-    expect(summaries.reduce((n, s) => n + s.stale, 0), "stale outcomes").toBe(0);
-    expect(summaries.filter((s) => s.applied > 0).length, "every process did some of the work").toBe(4);
-
-    const [counts] = (
-      await pool.query(`SELECT count(*) FILTER (WHERE state = 3)::int AS succeeded, count(*) FILTER (WHERE attempt <> 1)::int AS retried,
-                               count(*)::int AS total FROM "${schema}".jobs`)
-    ).rows;
-    expect(counts).toEqual({ succeeded: 20_000, retried: 0, total: 20_000 });
-    const [log] = (
-      await pool.query(`SELECT count(*) FILTER (WHERE state = 2)::int AS claims, count(*) FILTER (WHERE state = 3)::int AS successes,
-                               count(DISTINCT job_seq) FILTER (WHERE state = 3)::int AS jobs FROM "${schema}".transitions`)
-    ).rows;
-    expect(log, "one claim and one success recorded per job").toEqual({ claims: 20_000, successes: 20_000, jobs: 20_000 });
+    await expectDrainedOnce(pool, schema, summaries, 20_000, "processes");
 
     const limitedIntervals = summaries.flatMap((s) => s.intervals);
     expect(limitedIntervals).toHaveLength(400);

@@ -5,7 +5,8 @@ import { PostgresPromiseStore } from "../src/index.js";
 import { type Session, SqlCache, type Statement } from "../src/session.js";
 import { TransactionMemo, applyPromiseEffects, loadPromiseRows } from "../src/sql/promise-rows.js";
 import { ACKNOWLEDGE_OUTBOX, DESCRIBE_PROMISE, DUE_SCHEDULES, DUE_TIMERS, PROMISE_PAGE, RELEASE_OUTBOX, TAKE_OUTBOX, TASK_PAGE } from "../src/sql/promise-scans.js";
-import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { pgTarget, testDatabase } from "./pg-target.js";
+import { type PlanNode, nodes } from "./support/plans.js";
 
 // The promise surface's scans and lookups read their indexes, never a growing table whole: the
 // timer scans (deadlines, task timers, schedules), the outbox take, loads by id, by awaited
@@ -19,17 +20,6 @@ const target = await pgTarget("promise-explain.test.ts");
 const url = target.url;
 const NOW = 1_800_000_000_000;
 
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  Filter?: string;
-  "Shared Hit Blocks"?: number;
-  "Shared Read Blocks"?: number;
-  Plans?: PlanNode[];
-}
-
-const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 const GROWING = new Set(["promises", "tasks", "callbacks", "listeners", "outbox", "promise_schedules"]);
 
 /** Captures the statement a function of `sql/promise-rows.ts` would run, with its values, without running it. */
@@ -49,15 +39,14 @@ async function captured(run: (session: Session) => Promise<unknown>): Promise<{ 
 }
 
 describe.skipIf(url === undefined)(`postgres promise query plans (${target.reason})`, () => {
-  const schema = randomSchema("pexplain");
+  const { pool, schema: newSchema } = testDatabase(target);
+  const schema = newSchema("pexplain");
   const S = `"${schema}"`;
-  const flatSchema = randomSchema("pflat");
-  let pool: pg.Pool;
+  const flatSchema = newSchema("pflat");
   let client: pg.PoolClient;
   const sql = new SqlCache(S);
 
   beforeAll(async () => {
-    pool = testPool(url!);
     for (const name of [schema, flatSchema]) {
       const store = new PostgresPromiseStore({ pool, schema: name });
       await store.migrate();
@@ -94,15 +83,8 @@ describe.skipIf(url === undefined)(`postgres promise query plans (${target.reaso
     client = await pool.connect();
   }, 300_000);
 
-  afterAll(async () => {
-    client?.release();
-    if (pool) {
-      await dropSchema(pool, schema);
-      await dropSchema(pool, flatSchema);
-      await pool.end();
-    }
-    await target.stop();
-  });
+  // Before testDatabase's after-hook drops the schemas.
+  afterAll(() => client?.release());
 
   function literal(value: unknown): string {
     if (value === null || value === undefined) return "NULL";

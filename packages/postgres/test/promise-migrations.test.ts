@@ -1,8 +1,8 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PROMISE_SCHEMA_VERSION, PostgresPromiseStore, PostgresStore, SCHEMA_VERSION } from "../src/index.js";
 import { MIGRATIONS } from "../src/migrations/index.js";
-import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { pgTarget, testDatabase, testPool } from "./pg-target.js";
 
 // The promise tables are a second surface of the schema: their own numbered migrations and
 // version table, under the job tables' migration lock. Either store's migrate() creates only its
@@ -13,22 +13,10 @@ const url = target.url;
 const T = 1_800_000_000_000;
 
 describe.skipIf(url === undefined)(`postgres promise migrations (${target.reason})`, () => {
-  let pool: pg.Pool;
-  const schemas: string[] = [];
-
-  beforeAll(() => {
-    pool = testPool(url!);
-  });
-
-  afterAll(async () => {
-    for (const schema of schemas) await dropSchema(pool, schema);
-    await pool?.end();
-    await target.stop();
-  });
+  const { pool, schema: newSchema } = testDatabase(target);
 
   const fresh = (prefix: string) => {
-    const schema = randomSchema(prefix);
-    schemas.push(schema);
+    const schema = newSchema(prefix);
     return schema;
   };
   const tables = async (schema: string) =>

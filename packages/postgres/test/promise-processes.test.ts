@@ -1,9 +1,9 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { PostgresPromiseStore } from "../src/index.js";
-import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { pgTarget, testDatabase } from "./pg-target.js";
+import { buildForChildren } from "./support/children.js";
 
 // Durable before acknowledged, across a real process boundary: a child process writing promises
 // (importing the built package, dist/) is SIGKILLed right after acknowledged writes; every write
@@ -32,28 +32,11 @@ function start(env: Record<string, string>): { process: ChildProcess; lines: str
 }
 
 describe.skipIf(url === undefined)(`postgres promise store across processes (${target.reason})`, () => {
-  let pool: pg.Pool;
-  const schemas: string[] = [];
-
-  beforeAll(() => {
-    try {
-      execFileSync("pnpm", ["exec", "turbo", "run", "build", "--filter=@belay/postgres", "--output-logs=errors-only"], { cwd: packageDir, stdio: "pipe" });
-    } catch (error) {
-      const output = (error as { stdout?: Buffer }).stdout?.toString() ?? "";
-      throw new Error(`building @belay/postgres and its dependencies for the child process failed:\n${output}`);
-    }
-    pool = testPool(url!);
-  }, 120_000);
-
-  afterAll(async () => {
-    for (const schema of schemas) await dropSchema(pool, schema);
-    await pool?.end();
-    await target.stop();
-  });
+  const { pool, schema: newSchema } = testDatabase(target);
+  beforeAll(() => buildForChildren(packageDir), 120_000);
 
   it("a writer killed (SIGKILL) right after acknowledged writes: every acknowledged create and settle is read back", async () => {
-    const schema = randomSchema("pcrash");
-    schemas.push(schema);
+    const schema = newSchema("pcrash");
     const store = new PostgresPromiseStore({ pool, schema });
     await store.migrate();
     const child = start({ URL: url!, SCHEMA: schema, PREFIX: "w", T: String(T), IN_FLIGHT: "8" });

@@ -1,16 +1,14 @@
 import { fork } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import {
   SABOTAGE_CHECKS, type TortureClientConfig, type TortureClientHandle, type TortureSabotage, formatTortureReport, runTorture,
   tortureSettings,
 } from "@belay/conformance";
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresStore } from "../src/index.js";
-import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
-import { bundleFixture } from "./support/bundle.js";
+import { describe, expect, it } from "vitest";
+import { pgTarget, testDatabase } from "./pg-target.js";
+import { fixtureScript } from "./support/bundle.js";
+import { testDir } from "../../../tests/support/fixtures.mjs";
 
 // The torture suite on a real PostgreSQL: seeded client processes (8 by default), each with its
 // own pool and LISTEN connection, race every operation — duplicate-id pools on a barrier,
@@ -24,7 +22,7 @@ import { bundleFixture } from "./support/bundle.js";
 const target = await pgTarget("torture.test.ts");
 const url = target.url;
 const settings = tortureSettings();
-const dir = mkdtempSync(join(tmpdir(), "belay-postgres-torture-"));
+const dir = testDir("belay-postgres-torture-");
 
 /** Starts a torture client process on `schema`. */
 function startClient(script: string, schema: string, config: TortureClientConfig): TortureClientHandle {
@@ -38,36 +36,13 @@ function startClient(script: string, schema: string, config: TortureClientConfig
 }
 
 describe.skipIf(url === undefined)(`postgres: torture (${target.reason})`, () => {
-  let script: string;
-  let pool: pg.Pool | undefined;
-  const schemas: string[] = [];
-
-  beforeAll(async () => {
-    pool = testPool(url!);
-    script = await bundleFixture("torture-client");
-  }, 60_000);
-
-  afterAll(async () => {
-    if (pool !== undefined) {
-      for (const schema of schemas) await dropSchema(pool, schema);
-      await pool.end();
-    }
-    await target.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  async function migratedStore(name: string): Promise<{ store: PostgresStore; schema: string }> {
-    const schema = randomSchema(name);
-    schemas.push(schema);
-    const store = new PostgresStore({ pool: pool!, schema, hints: false });
-    await store.migrate();
-    return { store, schema };
-  }
+  const fixture = fixtureScript("torture-client");
+  const { migratedStore } = testDatabase(target);
 
   it("seeded clients race every operation on one schema; the drained end state passes the audit", async () => {
     const { store, schema } = await migratedStore("torture");
     console.info(`[torture] postgres seed ${settings.seed} (replay with BELAY_TORTURE_SEED=${settings.seed})`);
-    const report = await runTorture({ store, settings, dir: mkdtempSync(join(dir, "run-")), startClient: (config) => startClient(script, schema, config) });
+    const report = await runTorture({ store, settings, dir: mkdtempSync(join(dir, "run-")), startClient: (config) => startClient(fixture.script, schema, config) });
     console.info(formatTortureReport("postgres", report));
     await store.close();
     expect(report.violations, `torture seed ${settings.seed}: replay with BELAY_TORTURE_SEED=${settings.seed}`).toEqual([]);
@@ -82,7 +57,7 @@ describe.skipIf(url === undefined)(`postgres: torture (${target.reason})`, () =>
       settings: short,
       dir: mkdtempSync(join(dir, "sabotaged-")),
       sabotage,
-      startClient: (config) => startClient(script, schema, config),
+      startClient: (config) => startClient(fixture.script, schema, config),
     });
     await store.close();
     const found = new Set(report.violations.map((v) => v.check));

@@ -70,20 +70,30 @@ export function decodeTask(row: QueryRow, c: { id: string; state: string; versio
   };
 }
 
-/** A schedule row from its table's own column names. */
-export function decodeSchedule(row: QueryRow): PromiseScheduleRow {
+type ScheduleNames = Readonly<Record<keyof PromiseScheduleRow, string>>;
+
+/** A schedule row from its columns under the given names. */
+function decodeScheduleAs(row: QueryRow, c: ScheduleNames): PromiseScheduleRow {
   return {
-    id: row["id"] as string,
-    cron: row["cron"] as string,
-    promiseId: row["promise_id"] as string,
-    promiseTimeout: row["promise_timeout"] as number,
-    promiseParam: json(row["promise_param"]),
-    promiseTags: json(row["promise_tags"]),
-    createdAt: row["created_at"] as number,
-    nextRunAt: row["next_run_at"] as number,
-    lastRunAt: nullable(row["last_run_at"]),
+    id: row[c.id] as string,
+    cron: row[c.cron] as string,
+    promiseId: row[c.promiseId] as string,
+    promiseTimeout: row[c.promiseTimeout] as number,
+    promiseParam: json(row[c.promiseParam]),
+    promiseTags: json(row[c.promiseTags]),
+    createdAt: row[c.createdAt] as number,
+    nextRunAt: row[c.nextRunAt] as number,
+    lastRunAt: nullable(row[c.lastRunAt]),
   };
 }
+
+const SCHEDULE_NAMES: ScheduleNames = {
+  id: "id", cron: "cron", promiseId: "promise_id", promiseTimeout: "promise_timeout", promiseParam: "promise_param", promiseTags: "promise_tags",
+  createdAt: "created_at", nextRunAt: "next_run_at", lastRunAt: "last_run_at",
+};
+
+/** A schedule row from its table's own column names. */
+export const decodeSchedule = (row: QueryRow): PromiseScheduleRow => decodeScheduleAs(row, SCHEDULE_NAMES);
 
 /** The select list of a promise row (tags as text, parsed by the store). */
 export const PROMISE_COLUMNS = (p: string) =>
@@ -352,6 +362,9 @@ function listShape(S: string, p: ShapeParams, has: LoadShape): string {
 
 const LOAD_PROMISE = { id: "id", state: "s", param: "a", value: "b", tags: "c", timeoutAt: "n1", createdAt: "n2", settledAt: "n3" };
 const LOAD_TASK = { id: "id", state: "s", version: "n1", resumes: "n2", pid: "a", ttl: "n3", timerAt: "n4" };
+const LOAD_SCHEDULE: ScheduleNames = {
+  id: "id", cron: "a", promiseId: "b", promiseTags: "c", promiseParam: "d", promiseTimeout: "n1", createdAt: "n2", nextRunAt: "n3", lastRunAt: "n4",
+};
 
 /** The most runs of one load: the second holds every lock it needs, so a third never happens. */
 const MAX_LOAD_RUNS = 3;
@@ -436,17 +449,7 @@ function decodeLoad(
         break;
       }
       case "s":
-        schedules.set(row["id"] as string, {
-          id: row["id"] as string,
-          cron: row["a"] as string,
-          promiseId: row["b"] as string,
-          promiseTags: json(row["c"]),
-          promiseParam: json(row["d"]),
-          promiseTimeout: row["n1"] as number,
-          createdAt: row["n2"] as number,
-          nextRunAt: row["n3"] as number,
-          lastRunAt: nullable(row["n4"]),
-        });
+        schedules.set(row["id"] as string, decodeScheduleAs(row, LOAD_SCHEDULE));
         break;
     }
   }

@@ -77,8 +77,10 @@ const CHECKS: { readonly [K in ForwardedOperation]: RequestCheck<OperationReques
 /** The operations whose request is an optional page: an omitted one is checked and handed on as `{}`. */
 const PAGED: ReadonlySet<string> = new Set<ForwardedOperation>(["listAuditRecords", "listJobs", "listWorkflows"]);
 
-// The forwarded operations are defined from CHECKS, in the class's static block.
-export interface CheckedJobStore<Operations extends JobStoreOperations = JobStoreOperations> extends Pick<JobStore, ForwardedOperation> {}
+// The forwarded operations are defined from CHECKS, in the class's static block, and declared
+// here as the methods of JobStore (a Pick<> would declare them as properties, which a subclass
+// could not override with a method calling super).
+export interface CheckedJobStore<Operations extends JobStoreOperations = JobStoreOperations> extends JobStore {}
 
 /**
  * The checked front of every store: each method runs the contract's check of its request —

@@ -115,4 +115,20 @@ describe("the checked front", () => {
     await expect(store.enqueueThrough(executor, { jobs: [], now: Number.NaN })).rejects.toMatchObject({ code: "BELAY_INVALID_INPUT", field: "now" });
     expect(calls).toEqual(["subscribeHints", "setStepHook", "enqueueThrough"]);
   });
+
+  it("lets a subclass override a forwarded operation with a method that calls super (a typecheck too)", async () => {
+    const seen: string[] = [];
+    class LoggingStore extends CheckedJobStore {
+      override async claim(request: Parameters<JobStore["claim"]>[0]): ReturnType<JobStore["claim"]> {
+        seen.push(request.workerId);
+        return super.claim(request);
+      }
+    }
+    const { operations, calls } = recording();
+    const store = new LoggingStore(operations);
+    await store.claim({ workerId: "w", queues: ["q"], max: 1, leaseMs: 1000, now: NOW });
+    await expect(store.claim({ workerId: "", queues: ["q"], max: 1, leaseMs: 1000, now: NOW })).rejects.toMatchObject({ field: "workerId" });
+    expect(seen).toEqual(["w", ""]);
+    expect(calls).toEqual(["claim"]);
+  });
 });

@@ -32,7 +32,7 @@
  * 6. Bad input throws `InvalidInputError` naming the field (the protocol's 400), writing nothing.
  * 7. Retriable conflicts throw `TransientStoreError` with nothing committed (the protocol's 503).
  */
-import type { JobStore, MigrateResult, StepHook } from "../job-store.js";
+import type { MigrateResult, StepHook } from "../job-store.js";
 import type { Instant } from "../job.js";
 import type { PromiseBounds } from "./checks.js";
 import type { PromiseSettings } from "./machine.js";
@@ -109,12 +109,18 @@ export interface TimerScanResult {
 
 /**
  * The Promise Store Contract. See the glossary and rules above. Every method checks its request
- * first (`assertPromiseRequest`), identically on every store. Its lifecycle is `JobStore`'s:
- * `migrate()` creates or upgrades the promise tables (their own numbered migrations, under the
- * store's migration lock) with the same guarantees, and `close()` likewise.
+ * first (`assertPromiseRequest`), identically on every store.
  */
-export interface PromiseStore extends Pick<JobStore, "migrate" | "close"> {
+export interface PromiseStore {
   readonly capabilities: PromiseStoreCapabilities;
+
+  /**
+   * Creates or upgrades the promise tables: their own numbered migrations, in the job tables'
+   * schema or prefix, under the store's migration lock, with `JobStore.migrate`'s guarantees.
+   */
+  migrate(): Promise<MigrateResult>;
+  /** Releases the store's connections; every later call throws `StoreClosedError`. A second call does nothing. */
+  close(): Promise<void>;
 
   /** Runs one protocol request at `now` and answers with the protocol's status and data. */
   handle<R extends PromiseRequest>(request: R, now: Instant): Promise<PromiseResponse<R>>;

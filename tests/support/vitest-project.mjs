@@ -14,12 +14,15 @@ export const EVENT_WAIT_TIMEOUTS = { testTimeout: 60_000, hookTimeout: 60_000 };
  * The project of the package in the current folder: its `src/**` and `test/**` test files, with
  * workspace packages resolved to their src/ (the "@belay/source" export condition) in the test
  * files (ssr) and, when `test.globalSetup` is given, in the globalSetup file too, which vitest loads
- * in its own `__vitest__` environment. `test` names the project and adds or overrides settings.
+ * in its own `__vitest__` environment; after-hooks in reverse order of registration. `test` names
+ * the project and adds or overrides settings.
  */
 export function workspaceProject(test) {
   const source = () => ({ resolve: { conditions: ["@belay/source"] } });
   return defineProject({
     environments: test.globalSetup === undefined ? { ssr: source() } : { ssr: source(), __vitest__: source() },
-    test: { include: ["src/**/*.test.ts", "test/**/*.test.ts"], ...test },
+    // After-hooks run in reverse order of registration (vitest's default, pinned): a fixture that
+    // registers its cleanup after the target's (a pool on a throwaway cluster) is undone first.
+    test: { include: ["src/**/*.test.ts", "test/**/*.test.ts"], sequence: { hooks: "stack" }, ...test },
   });
 }

@@ -34,8 +34,8 @@ async function claimExactly(store: JobStore, ids: readonly string[], now = T0, q
   return claimed;
 }
 
-/** The leases {@link leaseThree} hands worker `w1`, each at its first attempt. */
-const THREE_LEASES = ["a", "b", "c"].map((jobId) => ({ jobId, attempt: 1 }));
+/** The leases {@link leaseThree} hands worker `w1`, each at its first attempt: a fresh list per call, so that nothing a store keeps or changes of one request reaches the next. */
+const threeLeases = () => ["a", "b", "c"].map((jobId) => ({ jobId, attempt: 1 }));
 
 /** Enqueues jobs `a`, `b` and `c` and claims all three for worker `w1` at T0. */
 async function leaseThree(store: JobStore): Promise<void> {
@@ -180,14 +180,14 @@ export function atomicityClauses(ctx: SuiteContext): void {
 
   clauseNeeding(ctx, "stepHook", "atomicity: a release of several leases is all or nothing", async () => {
     await expectAtomic(ctx, leaseThree, async (store) => {
-      const results = await store.release({ workerId: "w1", leases: THREE_LEASES, now: T0 + SECOND });
+      const results = await store.release({ workerId: "w1", leases: threeLeases(), now: T0 + SECOND });
       expect(results.map((r) => r.status)).toEqual(["released", "released", "released"]);
     });
   });
 
   clauseNeeding(ctx, "stepHook", "atomicity: a heartbeat renewing several leases is all or nothing", async () => {
     await expectAtomic(ctx, leaseThree, async (store) => {
-      const results = await store.heartbeat({ workerId: "w1", leases: THREE_LEASES, leaseMs: LEASE, now: T0 + 10 * SECOND });
+      const results = await store.heartbeat({ workerId: "w1", leases: threeLeases(), leaseMs: LEASE, now: T0 + 10 * SECOND });
       expect(results.map((r) => r.status)).toEqual(["renewed", "renewed", "renewed"]);
     });
   });

@@ -34,11 +34,6 @@ async function belaySchema(pool: pg.Pool, schema: string): Promise<PostgresStore
 }
 
 /**
- * The PostgreSQL side of one test file: the store's pool, the application's pool and Kysely
- * instance, and — made on first use — another database, for the clauses that must be refused.
- * Each test's world owns a fresh schema, dropped with it.
- */
-/**
  * A {@link PostgresTestFile} on `target` for the current describe block: closed, and the target
  * stopped, after the block's tests.
  */
@@ -51,6 +46,11 @@ export function postgresTestFile(target: PostgresTarget): PostgresTestFile {
   return file;
 }
 
+/**
+ * The PostgreSQL side of one test file: the store's pool, the application's pool and Kysely
+ * instance, and — made on first use — another database, for the clauses that must be refused.
+ * Each test's world owns a fresh schema, dropped with it.
+ */
 export class PostgresTestFile {
   readonly #url: string;
   readonly #storePool: pg.Pool;

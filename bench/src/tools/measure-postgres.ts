@@ -18,7 +18,7 @@
 // table has once autovacuum has seen it) or off (default, as the bench); --history to measure
 // what the history policy costs (never to compare systems: the default is what users get).
 //
-//   cd bench && npx tsx --conditions=@belay/source src/tools/measure-postgres.ts [--jobs 10000] [--concurrency 10,50] [--rounds 3] [--shape bench] [--analyze on] [--label before] [--json out.json]
+//   cd bench && npx tsx --conditions=@belay/source src/tools/measure-postgres.ts [--jobs 10000] [--concurrency 10,50] [--rounds 3] [--shape bench] [--analyze on] [--label before] [--json out.json] [--walstats on] [--fillfactor 50]
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, Worker, defineJob, request } from "@belay/core";
@@ -38,6 +38,10 @@ const JSON_OUT = arg("json", "");
 const STATEMENTS = arg("statements", "on") === "on";
 /** `on`: VACUUM ANALYZE the loaded table before processing (steady-state statistics); the bench does not. */
 const ANALYZE = arg("analyze", "off") === "on";
+/** An experiment: the jobs table's fillfactor for this run (the migration sets 90). */
+const FILLFACTOR = arg("fillfactor", "") === "" ? null : Math.trunc(Number(arg("fillfactor", "")));
+/** `on`: print the processing window's WAL by record type (pg_walinspect): which writes the bytes are. */
+const WAL_STATS = arg("walstats", "off") === "on";
 /** The store's history policy (default: the library default, transitions and failure detail). Only for measuring what history costs. */
 /** `bench`: load through a store of its own, closed before the worker's store opens, and no CHECKPOINT before processing (as `pnpm bench` does). */
 const SHAPE = arg("shape", "probe");
@@ -90,8 +94,21 @@ function kindOf(text: string): string {
   return text.replace(/\s+/g, " ").trim().slice(0, 60);
 }
 
+/** The WAL written since `from`, by resource manager and record type, per job, largest first. */
+async function logWalStats(from: string): Promise<void> {
+  await side0!.query("create extension if not exists pg_walinspect");
+  const { rows } = await side0!.query(`
+    select "resource_manager/record_type" as kind, count::float8 as n, record_size::float8 as bytes, fpi_size::float8 as fpi
+    from pg_get_wal_stats($1::pg_lsn, pg_current_wal_lsn(), true) where count > 0 order by combined_size desc limit 14`, [from]);
+  for (const r of rows) {
+    log(`   wal ${String(r.kind).padEnd(24)} ${r1(r.n / JOBS)} records/job  ${Math.round(r.bytes / JOBS)} B/job  fpi ${Math.round(r.fpi / JOBS)} B/job`);
+  }
+}
+let side0: Awaited<ReturnType<typeof startWithStatements>>["side"] | undefined;
+
 try {
   const { url, side } = await startWithStatements("m");
+  side0 = side;
   let onJob: () => void = () => undefined;
   const noop = defineJob<{ i: number }>({ name: "bench.noop", queue: "bench", handler: () => onJob() });
 
@@ -100,6 +117,7 @@ try {
       await side.query("drop schema if exists belay cascade");
       let store = new PostgresStore({ connectionString: url, schema: "belay", historyPolicy: HISTORY });
       await store.migrate();
+      if (FILLFACTOR) await side.query(`alter table belay.jobs set (fillfactor = ${FILLFACTOR})`);
       const client = new Client({ store });
       for (let s = 0; s < JOBS; s += 1000) {
         await client.enqueueMany(Array.from({ length: Math.min(1000, JOBS - s) }, (_, k) => request(noop, { i: s + k })));
@@ -131,6 +149,7 @@ try {
       // WAL, commits and table counters cover the worker's whole life (start to stop); CPU and
       // the rate cover first handler start → every job succeeded.
       const base = await readCounters();
+      const baseLsn = (await side.query("select pg_current_wal_lsn()::text as lsn")).rows[0].lsn as string;
       const started = new Promise<void>((resolve) => {
         onJob = () => {
           if (done++ === 0) {
@@ -160,6 +179,7 @@ try {
       await store.close();
       await sleep(1200); // stats flush (backends flush at exit)
       const after = await readCounters();
+      if (WAL_STATS) await logWalStats(baseLsn);
       const per1k = (x: number) => (x / JOBS) * 1000;
       const statements: Trial["statements"] = [];
       if (STATEMENTS) {

@@ -5,7 +5,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { build } from "tsup";
 import { afterAll, beforeAll } from "vitest";
 
 /**
@@ -18,6 +17,8 @@ import { afterAll, beforeAll } from "vitest";
  */
 export async function bundleFixture({ packageDir, name, external }) {
   const outDir = join(packageDir, "node_modules/.cache", `belay-${basename(packageDir)}-test`);
+  // Loaded here, not at the top: most importers only want testDir, and tsup takes a second to load.
+  const { build } = await import("tsup");
   await build({
     entry: { [name]: join(packageDir, "test/fixtures", `${name}.ts`) },
     outDir,

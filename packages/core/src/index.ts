@@ -47,6 +47,7 @@ export type { DispatchPolicy, ServedQueue, PlannedClaim } from "./dispatch.js";
 export { parseCron, planSchedule, MISSED_TICK_THRESHOLD_MS, MAX_TICKS_PER_PASS } from "./cron-planner.js";
 export type { CronSchedule, PlannableSchedule } from "./cron-planner.js";
 export { NodeDriver } from "./driver.js";
+export { classifyStoreFault } from "./fault-policy.js";
 export type {
   DriverConfig,
   DriverEvent,
@@ -55,4 +56,5 @@ export type {
   ExecutionResult,
   MaintenanceTask,
   AbortReason,
+  StoreFault,
 } from "./driver-types.js";

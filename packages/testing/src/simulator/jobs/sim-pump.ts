@@ -1,5 +1,8 @@
-import { type ClaimedJob, type HeldLease, isBelayError } from "@belay/contract";
-import { type AbortReason, type DriverCommand, type DriverConfig, type DriverEvent, type ExecutionResult, type MaintenanceTask, NodeDriver } from "@belay/core";
+import type { ClaimedJob, HeldLease } from "@belay/contract";
+import {
+  type AbortReason, type DriverCommand, type DriverConfig, type DriverEvent, type ExecutionResult, type MaintenanceTask, NodeDriver,
+  classifyStoreFault,
+} from "@belay/core";
 import type { EventHandle } from "../scheduler.js";
 import type { LinkCall, StoreLink } from "../store-link.js";
 import { type Behaviour, behaviourOf, resultOf } from "./handlers.js";
@@ -16,14 +19,6 @@ interface Execution {
   readonly behaviour: Behaviour | null;
   end: EventHandle | null;
   done: boolean;
-}
-
-/** The pump's store error, classified as `Pump` classifies it (transient by code, not by class). */
-function classify(error: unknown) {
-  return {
-    transient: isBelayError(error, "BELAY_TRANSIENT_STORE"),
-    message: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-  };
 }
 
 /**
@@ -150,14 +145,14 @@ export class SimPump {
       });
     /** A maintenance task's store call: its failure is the task's `maintenanceFailed`. */
     const maintain = <T>(task: MaintenanceTask, op: string, perform: () => Promise<T>, answer: (result: T) => void) =>
-      call({ op, perform, answer, fail: (e) => post({ type: "maintenanceFailed", task, fault: classify(e), now: this.now() }) });
+      call({ op, perform, answer, fail: (e) => post({ type: "maintenanceFailed", task, fault: classifyStoreFault(e), now: this.now() }) });
     switch (command.type) {
       case "claim":
         call({
           op: "claim",
           perform: () => store.claim({ workerId, queues: command.queues, max: command.max, leaseMs: command.leaseMs, now }),
           answer: (r) => post({ type: "claimed", claimId: command.claimId, jobs: r.jobs, nextDueAt: r.nextDueAt, now: this.now() }),
-          fail: (e) => post({ type: "claimFailed", claimId: command.claimId, fault: classify(e), now: this.now() }),
+          fail: (e) => post({ type: "claimFailed", claimId: command.claimId, fault: classifyStoreFault(e), now: this.now() }),
         });
         break;
       case "execute":
@@ -168,7 +163,7 @@ export class SimPump {
           op: "reportOutcomes",
           perform: () => store.reportOutcomes({ reports: command.reports, now }),
           answer: (results) => post({ type: "reported", batchId: command.batchId, results, now: this.now() }),
-          fail: (e) => post({ type: "reportFailed", batchId: command.batchId, fault: classify(e), now: this.now() }),
+          fail: (e) => post({ type: "reportFailed", batchId: command.batchId, fault: classifyStoreFault(e), now: this.now() }),
         });
         break;
       case "heartbeat":
@@ -178,7 +173,7 @@ export class SimPump {
           perform: () => raw.heartbeat({ workerId, leases: command.leases, leaseMs: command.leaseMs, now }),
           performed: (results) => oracles.recordHeartbeat(workerId, command.leases, results),
           answer: (results) => post({ type: "heartbeatAnswered", results, now: this.now() }),
-          fail: (e) => post({ type: "heartbeatFailed", fault: classify(e), now: this.now() }),
+          fail: (e) => post({ type: "heartbeatFailed", fault: classifyStoreFault(e), now: this.now() }),
         });
         break;
       case "abort":
@@ -189,7 +184,7 @@ export class SimPump {
           op: "release",
           perform: () => raw.release({ workerId, leases: command.leases, now }),
           answer: (results) => post({ type: "released", results, now: this.now() }),
-          fail: (e) => post({ type: "releaseFailed", leases: command.leases, fault: classify(e), now: this.now() }),
+          fail: (e) => post({ type: "releaseFailed", leases: command.leases, fault: classifyStoreFault(e), now: this.now() }),
         });
         break;
       case "expireLeases":

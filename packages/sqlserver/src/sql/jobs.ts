@@ -62,14 +62,19 @@ function jobColumns(row: QueryRow) {
 }
 
 export function toSummary(row: QueryRow): JobSummary {
+  // Keys in the order every store gives them (a summary serialized by the server reads the same).
+  const { id, seq, jobName, queue, dueAt, attempt, releases, enqueuedAt, ...rest } = jobColumns(row);
   return {
-    ...jobColumns(row),
+    id, seq, jobName, queue,
     state: stateOf(row["state"]),
+    dueAt, attempt, releases,
     leaseOwner: textOf(row["lease_owner"]),
     leaseExpiresAt: toIntOrNull(row["lease_expires_at"]),
     cancelRequested: row["cancel_requested_by"] != null,
+    enqueuedAt,
     terminalAt: toIntOrNull(row["terminal_at"]),
     terminalCause: (row["terminal_cause"] as string | null) ?? null,
+    ...rest,
   };
 }
 
@@ -79,7 +84,14 @@ export function toRecord(row: QueryRow): JobRecord {
 
 /** A claimed job from a row of the claim's output (the job's columns after the update). */
 export function toClaimed(row: QueryRow): ClaimedJob {
-  return { ...jobColumns(row), payload: row["payload"] as string, leaseExpiresAt: toInt(row["lease_expires_at"]) };
+  const { id, seq, jobName, queue, attempt, releases, dueAt, enqueuedAt, ...rest } = jobColumns(row);
+  return {
+    id, seq, jobName, queue,
+    payload: row["payload"] as string,
+    attempt, releases, dueAt, enqueuedAt,
+    leaseExpiresAt: toInt(row["lease_expires_at"]),
+    ...rest,
+  };
 }
 
 // ---- locked rows -----------------------------------------------------------------------------

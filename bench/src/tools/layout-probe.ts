@@ -8,8 +8,9 @@
 // server's execution time per job. WAL does not depend on the machine's load; times do.
 //
 // Layouts:
-//  - current: Belay's schema today (migration 1): a wide row with two unique keys (seq, id) and
-//    partial indexes per state; one transition row per state change, two indexes.
+//  - current: Belay's schema today: a wide row with two unique keys (seq, id) and partial indexes
+//    per state; one transition row per state change, two indexes. Every layout's wide row has the
+//    columns of Belay's jobs table, read from a schema its migrations create at the start.
 //  - one-key: as current, with `id` the only unique key (seq an unindexed order column) and
 //    transitions keyed by the job's id.
 //  - current-feed: as current, but each state change appends to a history column of the row it
@@ -29,6 +30,7 @@
 //    deletes the row). Its figure should sit near graphile-worker's measured 473 kB per 1,000.
 //
 //   cd bench && npx tsx --conditions=@belay/source src/tools/layout-probe.ts [--jobs 20000] [--batch 100] [--layouts current,narrow]
+import { PostgresStore } from "@belay/postgres";
 import pg from "pg";
 import { log, throwawayCluster } from "../infra.js";
 
@@ -53,312 +55,192 @@ interface Layout {
   readonly finish: string | null;
 }
 
-const WIDE = `
-  job_name text COLLATE "C" NOT NULL,
-  queue text COLLATE "C" NOT NULL,
-  state smallint NOT NULL,
-  due_at bigint NOT NULL,
-  attempt integer NOT NULL DEFAULT 0,
-  releases integer NOT NULL DEFAULT 0,
-  enqueued_at bigint NOT NULL,
-  terminal_at bigint,
-  terminal_cause text,
-  dependency_mode smallint NOT NULL DEFAULT 0,
-  parents_remaining integer NOT NULL DEFAULT 0,
-  has_children boolean NOT NULL DEFAULT false,
-  transition_count integer NOT NULL DEFAULT 0,
-  parent_ids text, tags text, trace_context text, schedule_id text, workflow_id text, retry text,
-  payload text NOT NULL`;
+/**
+ * The wide row's columns besides its keys and lease columns: Belay's own, read from a schema its
+ * migrations just created (so the probe's rows are as wide as the store's), set before the layouts are built.
+ */
+let WIDE = "";
+const OWN_COLUMNS = ["seq", "id", "lease_owner", "lease_expires_at", "cancel_requested_by"];
 
-const TRANSITIONS = (key: string) => `
-CREATE TABLE transitions (
-  xid xid8 NOT NULL,
-  position bigint GENERATED ALWAYS AS IDENTITY,
-  ${key} NOT NULL,
-  ordinal integer NOT NULL, at bigint NOT NULL, state smallint NOT NULL, attempt integer NOT NULL,
-  failure_detail text, cause smallint, worker_id text,
-  PRIMARY KEY (xid, position)
-);`;
+/** Where history goes: one transition row per state change (two indexes), or the row's own history column plus one feed row per statement. */
+type History = "rows" | "feed";
 
-const current: Layout = {
-  name: "current",
-  schema: `
-CREATE TABLE jobs (
-  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  id text COLLATE "C" NOT NULL UNIQUE,
-  lease_owner text, lease_expires_at bigint, cancel_requested_by text,
-  ${WIDE}
-) WITH (fillfactor = 90);
-CREATE INDEX jobs_due ON jobs (queue, due_at, seq) WHERE state = 0;
-CREATE INDEX jobs_leased ON jobs (queue, lease_expires_at, seq) WHERE state = 2;
-CREATE INDEX jobs_ended_a ON jobs (terminal_at, seq) WHERE state IN (3, 5);
-CREATE INDEX jobs_ended_b ON jobs (terminal_at, seq) WHERE state IN (4, 6);
-${TRANSITIONS("job_seq bigint")}
-CREATE INDEX transitions_job ON transitions (job_seq, ordinal);`,
-  enqueue: `
-WITH ins AS (
-  INSERT INTO jobs (id, job_name, queue, state, due_at, enqueued_at, payload, transition_count)
-  SELECT id, 'bench.noop', 'bench', 0, $2, $2, '{"i":' || o || '}', 1 FROM unnest($1::text[]) WITH ORDINALITY AS r(id, o)
-  RETURNING seq
-)
-INSERT INTO transitions (xid, job_seq, ordinal, at, state, attempt, cause)
-SELECT pg_current_xact_id(), seq, 1, $2, 0, 0, 0 FROM ins ORDER BY seq`,
-  claim: `
-WITH picked AS MATERIALIZED (
-  SELECT seq FROM jobs WHERE queue = 'bench' AND state = 0 AND due_at <= $2 ORDER BY due_at, seq LIMIT $1 FOR UPDATE SKIP LOCKED
-),
-claimed AS (
-  UPDATE jobs j SET state = 2, attempt = j.attempt + 1, lease_owner = $3, lease_expires_at = $2 + 30000, transition_count = j.transition_count + 1
-  WHERE j.seq = ANY(ARRAY(SELECT seq FROM picked))
-  RETURNING j.seq, j.id, j.attempt, j.transition_count
-),
-log AS (
-  INSERT INTO transitions (xid, job_seq, ordinal, at, state, attempt, cause, worker_id)
-  SELECT pg_current_xact_id(), seq, transition_count, $2, 2, attempt, 1, $3 FROM claimed ORDER BY seq
-)
-SELECT id, attempt FROM claimed`,
-  report: `
-WITH cur AS MATERIALIZED (
-  SELECT j.seq FROM unnest($1::text[], $4::int[]) AS r(id, attempt)
-  CROSS JOIN LATERAL (SELECT seq, state, lease_owner, attempt FROM jobs j WHERE j.id = r.id OFFSET 0) j
-  WHERE j.state = 2 AND j.lease_owner = $3 AND j.attempt = r.attempt
-),
-locked AS MATERIALIZED (SELECT seq FROM jobs WHERE seq = ANY(ARRAY(SELECT seq FROM cur)) ORDER BY seq FOR NO KEY UPDATE),
-ended AS (
-  UPDATE jobs j SET state = 3, terminal_at = $2, terminal_cause = 'succeeded', lease_owner = NULL, lease_expires_at = NULL,
-    transition_count = j.transition_count + 1
-  WHERE j.seq = ANY(ARRAY(SELECT seq FROM locked))
-  RETURNING j.seq, j.attempt, j.transition_count
-)
-, log AS (
-  INSERT INTO transitions (xid, job_seq, ordinal, at, state, attempt, cause, worker_id)
-  SELECT pg_current_xact_id(), seq, transition_count, $2, 3, attempt, 2, $3 FROM ended ORDER BY seq
-)
-SELECT count(*)::int AS n FROM ended`,
-  finish: null,
-};
-
-const oneKey: Layout = {
-  name: "one-key",
-  schema: `
-CREATE TABLE jobs (
-  id text COLLATE "C" PRIMARY KEY,
-  seq bigint GENERATED ALWAYS AS IDENTITY,
-  lease_owner text, lease_expires_at bigint, cancel_requested_by text,
-  ${WIDE}
-) WITH (fillfactor = 90);
-CREATE INDEX jobs_due ON jobs (queue, due_at, seq) WHERE state = 0;
-CREATE INDEX jobs_leased ON jobs (queue, lease_expires_at) WHERE state = 2;
-CREATE INDEX jobs_ended_a ON jobs (terminal_at) WHERE state IN (3, 5);
-CREATE INDEX jobs_ended_b ON jobs (terminal_at) WHERE state IN (4, 6);
-${TRANSITIONS('job_id text COLLATE "C"')}
-CREATE INDEX transitions_job ON transitions (job_id, ordinal);`,
-  enqueue: `
-WITH ins AS (
-  INSERT INTO jobs (id, job_name, queue, state, due_at, enqueued_at, payload, transition_count)
-  SELECT id, 'bench.noop', 'bench', 0, $2, $2, '{"i":' || o || '}', 1 FROM unnest($1::text[]) WITH ORDINALITY AS r(id, o)
-  RETURNING id, seq
-)
-INSERT INTO transitions (xid, job_id, ordinal, at, state, attempt, cause)
-SELECT pg_current_xact_id(), id, 1, $2, 0, 0, 0 FROM ins ORDER BY seq`,
-  claim: `
-WITH picked AS MATERIALIZED (
-  SELECT id FROM jobs WHERE queue = 'bench' AND state = 0 AND due_at <= $2 ORDER BY due_at, seq LIMIT $1 FOR UPDATE SKIP LOCKED
-),
-claimed AS (
-  UPDATE jobs j SET state = 2, attempt = j.attempt + 1, lease_owner = $3, lease_expires_at = $2 + 30000, transition_count = j.transition_count + 1
-  WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
-  RETURNING j.seq, j.id, j.attempt, j.transition_count
-),
-log AS (
-  INSERT INTO transitions (xid, job_id, ordinal, at, state, attempt, cause, worker_id)
-  SELECT pg_current_xact_id(), id, transition_count, $2, 2, attempt, 1, $3 FROM claimed ORDER BY seq
-)
-SELECT id, attempt FROM claimed`,
-  report: `
-WITH locked AS MATERIALIZED (
-  SELECT j.id FROM jobs j JOIN unnest($1::text[], $4::int[]) AS r(id, attempt) ON j.id = r.id
-  WHERE j.state = 2 AND j.lease_owner = $3 AND j.attempt = r.attempt ORDER BY j.id FOR NO KEY UPDATE OF j
-),
-ended AS (
-  UPDATE jobs j SET state = 3, terminal_at = $2, terminal_cause = 'succeeded', lease_owner = NULL, lease_expires_at = NULL,
-    transition_count = j.transition_count + 1
-  WHERE j.id = ANY(ARRAY(SELECT id FROM locked))
-  RETURNING j.id, j.seq, j.attempt, j.transition_count
-)
-, log AS (
-  INSERT INTO transitions (xid, job_id, ordinal, at, state, attempt, cause, worker_id)
-  SELECT pg_current_xact_id(), id, transition_count, $2, 3, attempt, 2, $3 FROM ended ORDER BY seq
-)
-SELECT count(*)::int AS n FROM ended`,
-  finish: null,
-};
-
-const FEED = `
+/** The history tables; `key` is the column transitions name their job by (`seq` or `id`). */
+function historySchema(history: History, key: "seq" | "id"): string {
+  if (history === "feed") {
+    return `
 CREATE TABLE feed (
   xid xid8 NOT NULL, position bigint GENERATED ALWAYS AS IDENTITY,
   job_ids text[] NOT NULL, ordinals int[] NOT NULL, states int2[] NOT NULL, attempts int[] NOT NULL, at bigint NOT NULL, worker_id text,
   PRIMARY KEY (xid, position)
 );`;
+  }
+  return `
+CREATE TABLE transitions (
+  xid xid8 NOT NULL,
+  position bigint GENERATED ALWAYS AS IDENTITY,
+  job_${key} ${key === "seq" ? "bigint" : 'text COLLATE "C"'} NOT NULL,
+  ordinal integer NOT NULL, at bigint NOT NULL, state smallint NOT NULL, attempt integer NOT NULL,
+  failure_detail text, cause smallint, worker_id text,
+  PRIMARY KEY (xid, position)
+);
+CREATE INDEX transitions_job ON transitions (job_${key}, ordinal);`;
+}
 
-/** Appends one history entry `[state, attempt, at, cause]` to a JSON-array text column. */
-const appendHistory = (state: number, cause: number) =>
-  `history = left(j.history, -1) || ',[${state},' || (j.attempt + ${state === 2 ? 1 : 0}) || ',' || $2::bigint || ',${cause}]]'`;
+/**
+ * The CTE `log` recording that the jobs of `source` (columns `key`, `id`, `attempt`,
+ * `transition_count`) entered `state` with `cause`, by worker `worker` (an SQL expression).
+ */
+function logCte(history: History, key: "seq" | "id", source: string, state: number, cause: number, worker: string): string {
+  if (history === "feed") {
+    return `log AS (
+  INSERT INTO feed (xid, job_ids, ordinals, states, attempts, at, worker_id)
+  SELECT pg_current_xact_id(), array_agg(id ORDER BY ${key}), array_agg(transition_count ORDER BY ${key}), array_agg(${state}::int2),
+         array_agg(attempt ORDER BY ${key}), $2, ${worker}
+  FROM ${source} HAVING count(*) > 0
+)`;
+  }
+  return `log AS (
+  INSERT INTO transitions (xid, job_${key}, ordinal, at, state, attempt, cause, worker_id)
+  SELECT pg_current_xact_id(), ${key}, transition_count, $2, ${state}, attempt, ${cause}, ${worker} FROM ${source} ORDER BY ${key}
+)`;
+}
 
-const currentFeed: Layout = {
-  name: "current-feed",
-  schema: `
-CREATE TABLE jobs (
-  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  id text COLLATE "C" NOT NULL UNIQUE,
-  lease_owner text, lease_expires_at bigint, cancel_requested_by text,
-  ${WIDE},
-  history text
-) WITH (fillfactor = 90);
-CREATE INDEX jobs_due ON jobs (queue, due_at, seq) WHERE state = 0;
-CREATE INDEX jobs_leased ON jobs (queue, lease_expires_at, seq) WHERE state = 2;
-CREATE INDEX jobs_ended_a ON jobs (terminal_at, seq) WHERE state IN (3, 5);
-CREATE INDEX jobs_ended_b ON jobs (terminal_at, seq) WHERE state IN (4, 6);
-${FEED}`,
-  enqueue: `
-WITH ins AS (
-  INSERT INTO jobs (id, job_name, queue, state, due_at, enqueued_at, payload, transition_count, history)
-  SELECT id, 'bench.noop', 'bench', 0, $2, $2, '{"i":' || o || '}', 1, '[[0,0,' || $2::bigint || ',0]]'
+/** The history column's first entry `[state, attempt, at, cause]`, and the SET clause appending one. */
+const FIRST_ENTRY = `'[[0,0,' || $2::bigint || ',0]]'`;
+const appendHistory = (state: number, attempt: string, cause: number) =>
+  `history = left(j.history, -1) || ',[${state},' || (${attempt}) || ',' || $2::bigint || ',${cause}]]'`;
+
+/** The enqueue's insert of the wide rows (`ins`, returning what `logCte` reads). */
+const insertJobs = (history: History) => `ins AS (
+  INSERT INTO jobs (id, job_name, queue, state, due_at, enqueued_at, payload, transition_count${history === "feed" ? ", history" : ""})
+  SELECT id, 'bench.noop', 'bench', 0, $2, $2, '{"i":' || o || '}', 1${history === "feed" ? `, ${FIRST_ENTRY}` : ""}
   FROM unnest($1::text[]) WITH ORDINALITY AS r(id, o)
-  RETURNING seq, id
-)
-INSERT INTO feed (xid, job_ids, ordinals, states, attempts, at)
-SELECT pg_current_xact_id(), array_agg(id ORDER BY seq), array_agg(1), array_agg(0::int2), array_agg(0), $2 FROM ins`,
-  claim: `
+  RETURNING seq, id, attempt, transition_count, queue, due_at
+)`;
+
+interface WideOptions {
+  readonly name: string;
+  /** The one key every update reaches rows by: `seq` (with `id` a second unique key) or `id` (seq unindexed). */
+  readonly key: "seq" | "id";
+  readonly history: History;
+  readonly fillfactor: number;
+  /** Whether the report locks its rows in key order before updating them (Belay's deadlock rule). */
+  readonly lockPass: boolean;
+}
+
+/** A layout whose state lives in one wide row with a partial index per state, as Belay's today. */
+function wideLayout(o: WideOptions): Layout {
+  const { key: K, history } = o;
+  const tie = K === "seq" ? ", seq" : "";
+  const feed = history === "feed";
+  return {
+    name: o.name,
+    schema: `
+CREATE TABLE jobs (
+  ${K === "seq" ? 'seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n  id text COLLATE "C" NOT NULL UNIQUE,' : 'id text COLLATE "C" PRIMARY KEY,\n  seq bigint GENERATED ALWAYS AS IDENTITY,'}
+  lease_owner text, lease_expires_at bigint, cancel_requested_by text,
+  ${WIDE.trimStart()}${feed ? ",\n  history text" : ""}
+) WITH (fillfactor = ${o.fillfactor});
+CREATE INDEX jobs_due ON jobs (queue, due_at, seq) WHERE state = 0;
+CREATE INDEX jobs_leased ON jobs (queue, lease_expires_at${tie}) WHERE state = 2;
+CREATE INDEX jobs_ended_a ON jobs (terminal_at${tie}) WHERE state IN (3, 5);
+CREATE INDEX jobs_ended_b ON jobs (terminal_at${tie}) WHERE state IN (4, 6);
+${historySchema(history, K)}`,
+    enqueue: `WITH ${insertJobs(history)}, ${logCte(history, K, "ins", 0, 0, "NULL")} SELECT count(*) FROM ins`,
+    claim: `
 WITH picked AS MATERIALIZED (
-  SELECT seq FROM jobs WHERE queue = 'bench' AND state = 0 AND due_at <= $2 ORDER BY due_at, seq LIMIT $1 FOR UPDATE SKIP LOCKED
+  SELECT ${K} FROM jobs WHERE queue = 'bench' AND state = 0 AND due_at <= $2 ORDER BY due_at, seq LIMIT $1 FOR UPDATE SKIP LOCKED
 ),
 claimed AS (
   UPDATE jobs j SET state = 2, attempt = j.attempt + 1, lease_owner = $3, lease_expires_at = $2 + 30000,
-    transition_count = j.transition_count + 1, ${appendHistory(2, 1)}
-  WHERE j.seq = ANY(ARRAY(SELECT seq FROM picked))
+    transition_count = j.transition_count + 1${feed ? `, ${appendHistory(2, "j.attempt + 1", 1)}` : ""}
+  WHERE j.${K} = ANY(ARRAY(SELECT ${K} FROM picked))
   RETURNING j.seq, j.id, j.attempt, j.transition_count
 ),
-log AS (
-  INSERT INTO feed (xid, job_ids, ordinals, states, attempts, at, worker_id)
-  SELECT pg_current_xact_id(), array_agg(id ORDER BY seq), array_agg(transition_count ORDER BY seq), array_agg(2::int2), array_agg(attempt ORDER BY seq), $2, $3
-  FROM claimed HAVING count(*) > 0
-)
+${logCte(history, K, "claimed", 2, 1, "$3")}
 SELECT id, attempt FROM claimed`,
-  report: `
+    report: `
 WITH cur AS MATERIALIZED (
-  SELECT j.seq FROM unnest($1::text[], $4::int[]) AS r(id, attempt)
-  CROSS JOIN LATERAL (SELECT seq, state, lease_owner, attempt FROM jobs j WHERE j.id = r.id OFFSET 0) j
+  SELECT j.${K} FROM unnest($1::text[], $4::int[]) AS r(id, attempt)
+  CROSS JOIN LATERAL (SELECT ${K === "seq" ? "seq, " : ""}id, state, lease_owner, attempt FROM jobs j WHERE j.id = r.id OFFSET 0) j
   WHERE j.state = 2 AND j.lease_owner = $3 AND j.attempt = r.attempt
-),
-locked AS MATERIALIZED (SELECT seq FROM jobs WHERE seq = ANY(ARRAY(SELECT seq FROM cur)) ORDER BY seq FOR NO KEY UPDATE),
+),${o.lockPass ? `\nlocked AS MATERIALIZED (SELECT ${K} FROM jobs WHERE ${K} = ANY(ARRAY(SELECT ${K} FROM cur)) ORDER BY ${K} FOR NO KEY UPDATE),` : ""}
 ended AS (
   UPDATE jobs j SET state = 3, terminal_at = $2, terminal_cause = 'succeeded', lease_owner = NULL, lease_expires_at = NULL,
-    transition_count = j.transition_count + 1, ${appendHistory(3, 2)}
-  WHERE j.seq = ANY(ARRAY(SELECT seq FROM locked))
+    transition_count = j.transition_count + 1${feed ? `, ${appendHistory(3, "j.attempt", 2)}` : ""}
+  WHERE j.${K} = ANY(ARRAY(SELECT ${K} FROM ${o.lockPass ? "locked" : "cur"}))
   RETURNING j.seq, j.id, j.attempt, j.transition_count
 ),
-log AS (
-  INSERT INTO feed (xid, job_ids, ordinals, states, attempts, at, worker_id)
-  SELECT pg_current_xact_id(), array_agg(id ORDER BY seq), array_agg(transition_count ORDER BY seq), array_agg(3::int2), array_agg(attempt ORDER BY seq), $2, $3
-  FROM ended HAVING count(*) > 0
-)
+${logCte(history, K, "ended", 3, 2, "$3")}
 SELECT count(*)::int AS n FROM ended`,
-  finish: null,
-};
+    finish: null,
+  };
+}
 
-/** current-feed with its updates kept on their page (fillfactor 50) and no separate lock pass before the report's update. */
-const currentFeedLean: Layout = {
-  ...currentFeed,
-  name: "current-feed-lean",
-  schema: currentFeed.schema.replace("fillfactor = 90", "fillfactor = 50"),
-  report: currentFeed.report
-    .replace(/locked AS MATERIALIZED \(.*\),\n/, "")
-    .replace("ARRAY(SELECT seq FROM locked)", "ARRAY(SELECT seq FROM cur)"),
-};
-
-/** The narrow layouts' tables; `history` adds the wide row's history column and the feed. */
-const narrowSchema = (feed: boolean) => `
+/**
+ * A layout of narrow tables: runnable rows (inserted at enqueue, deleted at claim), lease rows
+ * (inserted at claim, deleted at report; their key is their only index), the wide row updated
+ * once at the end (HOT: nothing it changes is indexed), finished rows moved out in bulk. With the
+ * feed, the claim's history entry waits in the lease row and both land in the wide row at the end.
+ */
+function narrowLayout(name: string, history: History): Layout {
+  const feed = history === "feed";
+  return {
+    name,
+    schema: `
 CREATE TABLE jobs (
   id text COLLATE "C" PRIMARY KEY,
   seq bigint GENERATED ALWAYS AS IDENTITY,
-  ${WIDE}${feed ? ",\n  history text" : ""}
+  ${WIDE.trimStart()}${feed ? ",\n  history text" : ""}
 ) WITH (fillfactor = 70);
 CREATE TABLE runnable (
   queue text COLLATE "C" NOT NULL, due_at bigint NOT NULL, seq bigint NOT NULL, id text COLLATE "C" NOT NULL
 );
 CREATE INDEX runnable_due ON runnable (queue, due_at, seq);
 CREATE TABLE leases (
-  id text COLLATE "C" PRIMARY KEY, owner text NOT NULL, attempt integer NOT NULL, expires_at bigint NOT NULL${feed ? ", claimed_at bigint NOT NULL" : ""}
+  id text COLLATE "C" PRIMARY KEY, owner text NOT NULL, attempt integer NOT NULL, expires_at bigint NOT NULL, claimed_at bigint NOT NULL
 ) WITH (fillfactor = 70);
 CREATE TABLE done (LIKE jobs INCLUDING DEFAULTS, PRIMARY KEY (id));
-${feed
-    ? FEED
-    : `${TRANSITIONS('job_id text COLLATE "C"')}\nCREATE INDEX transitions_job ON transitions (job_id, ordinal);`}`;
-
-const NARROW_ENQUEUE = (feed: boolean) => `
-WITH ins AS (
-  INSERT INTO jobs (id, job_name, queue, state, due_at, enqueued_at, payload, transition_count${feed ? ", history" : ""})
-  SELECT id, 'bench.noop', 'bench', 0, $2, $2, '{"i":' || o || '}', 1${feed ? ", '[[0,0,' || $2::bigint || ',0]]'" : ""}
-  FROM unnest($1::text[]) WITH ORDINALITY AS r(id, o)
-  RETURNING id, seq, queue, due_at
-),
-run AS (INSERT INTO runnable (queue, due_at, seq, id) SELECT queue, due_at, seq, id FROM ins)
-${feed
-    ? `INSERT INTO feed (xid, job_ids, ordinals, states, attempts, at)
-SELECT pg_current_xact_id(), array_agg(id ORDER BY seq), array_agg(1), array_agg(0::int2), array_agg(0), $2 FROM ins`
-    : `INSERT INTO transitions (xid, job_id, ordinal, at, state, attempt, cause)
-SELECT pg_current_xact_id(), id, 1, $2, 0, 0, 0 FROM ins ORDER BY seq`}`;
-
-const NARROW_CLAIM = (feed: boolean) => `
+${historySchema(history, "id")}`,
+    enqueue: `
+WITH ${insertJobs(history)},
+run AS (INSERT INTO runnable (queue, due_at, seq, id) SELECT queue, due_at, seq, id FROM ins),
+${logCte(history, "id", "ins", 0, 0, "NULL")}
+SELECT count(*) FROM ins`,
+    claim: `
 WITH taken AS (
   DELETE FROM runnable r WHERE r.ctid = ANY(ARRAY(
     SELECT ctid FROM runnable WHERE queue = 'bench' AND due_at <= $2 ORDER BY due_at, seq LIMIT $1 FOR UPDATE SKIP LOCKED))
-  RETURNING r.id, r.seq
+  RETURNING r.id
 ),
 leased AS (
-  INSERT INTO leases (id, owner, attempt, expires_at${feed ? ", claimed_at" : ""})
-  SELECT t.id, $3, j.attempt + 1, $2 + 30000${feed ? ", $2" : ""} FROM taken t JOIN jobs j ON j.id = t.id
-  RETURNING id, attempt
-)${feed
-    ? `,
-log AS (
-  INSERT INTO feed (xid, job_ids, ordinals, states, attempts, at, worker_id)
-  SELECT pg_current_xact_id(), array_agg(id), array_agg(2), array_agg(2::int2), array_agg(attempt), $2, $3 FROM leased HAVING count(*) > 0
-)`
-    : `,
-log AS (
-  INSERT INTO transitions (xid, job_id, ordinal, at, state, attempt, cause, worker_id)
-  SELECT pg_current_xact_id(), id, 2, $2, 2, attempt, 1, $3 FROM leased
-)`}
-SELECT id, attempt FROM leased`;
-
-const NARROW_REPORT = (feed: boolean) => `
+  INSERT INTO leases (id, owner, attempt, expires_at, claimed_at)
+  SELECT t.id, $3, j.attempt + 1, $2 + 30000, $2 FROM taken t JOIN jobs j ON j.id = t.id
+  RETURNING id, attempt, 2 AS transition_count
+),
+${logCte(history, "id", "leased", 2, 1, "$3")}
+SELECT id, attempt FROM leased`,
+    report: `
 WITH gone AS (
   DELETE FROM leases l USING unnest($1::text[], $4::int[]) AS r(id, attempt)
   WHERE l.id = r.id AND l.owner = $3 AND l.attempt = r.attempt AND l.expires_at > $2
-  RETURNING l.id, l.attempt${feed ? ", l.claimed_at" : ""}
+  RETURNING l.id, l.attempt, l.claimed_at
 ),
 ended AS (
   UPDATE jobs j SET state = 3, attempt = g.attempt, terminal_at = $2, terminal_cause = 'succeeded', transition_count = j.transition_count + 2${
     feed ? `,
     history = left(j.history, -1) || ',[2,' || g.attempt || ',' || g.claimed_at || ',1],[3,' || g.attempt || ',' || $2::bigint || ',2]]'` : ""}
   FROM gone g WHERE j.id = g.id
-  RETURNING j.id, j.seq, j.attempt, j.transition_count
-)
-, log AS (${feed
-    ? `INSERT INTO feed (xid, job_ids, ordinals, states, attempts, at, worker_id)
-  SELECT pg_current_xact_id(), array_agg(id), array_agg(transition_count), array_agg(3::int2), array_agg(attempt), $2, $3 FROM ended HAVING count(*) > 0`
-    : `INSERT INTO transitions (xid, job_id, ordinal, at, state, attempt, cause, worker_id)
-  SELECT pg_current_xact_id(), id, transition_count, $2, 3, attempt, 2, $3 FROM ended ORDER BY seq`})
-SELECT count(*)::int AS n FROM ended`;
-
-const NARROW_FINISH = `
+  RETURNING j.id, j.attempt, j.transition_count
+),
+${logCte(history, "id", "ended", 3, 2, "$3")}
+SELECT count(*)::int AS n FROM ended`,
+    finish: `
 WITH moved AS (DELETE FROM jobs WHERE state >= 3 RETURNING *)
-INSERT INTO done SELECT * FROM moved`;
-
-const narrow: Layout = { name: "narrow", schema: narrowSchema(false), enqueue: NARROW_ENQUEUE(false), claim: NARROW_CLAIM(false), report: NARROW_REPORT(false), finish: NARROW_FINISH };
-const narrowFeed: Layout = { name: "narrow-feed", schema: narrowSchema(true), enqueue: NARROW_ENQUEUE(true), claim: NARROW_CLAIM(true), report: NARROW_REPORT(true), finish: NARROW_FINISH };
+INSERT INTO done SELECT * FROM moved`,
+  };
+}
 
 const graphileLike: Layout = {
   name: "graphile-like",
@@ -388,8 +270,16 @@ SELECT count(*)::int AS n FROM d`,
   finish: null,
 };
 
-const LAYOUTS = [current, oneKey, currentFeed, currentFeedLean, narrow, narrowFeed, graphileLike];
-const chosen = arg("layouts", LAYOUTS.map((l) => l.name).join(",")).split(",");
+const layouts = () => [
+  wideLayout({ name: "current", key: "seq", history: "rows", fillfactor: 90, lockPass: true }),
+  wideLayout({ name: "one-key", key: "id", history: "rows", fillfactor: 90, lockPass: true }),
+  wideLayout({ name: "current-feed", key: "seq", history: "feed", fillfactor: 90, lockPass: true }),
+  wideLayout({ name: "current-feed-lean", key: "seq", history: "feed", fillfactor: 50, lockPass: false }),
+  narrowLayout("narrow", "rows"),
+  narrowLayout("narrow-feed", "feed"),
+  graphileLike,
+];
+const chosen = arg("layouts", "current,one-key,current-feed,current-feed-lean,narrow,narrow-feed,graphile-like").split(",");
 
 interface Phase {
   walB: number;
@@ -406,6 +296,17 @@ try {
   const { url, side } = await startWithStatements("layout");
   side.on("error", () => undefined); // the cluster stops before this client on a failure
   await side.query("create extension if not exists pg_walinspect");
+  const reference = new PostgresStore({ connectionString: url, schema: "belay_reference" });
+  await reference.migrate();
+  await reference.close();
+  const { rows: columns } = await side.query(`
+    select a.attname as name, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull as not_null, pg_get_expr(d.adbin, d.adrelid) as dflt
+    from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+    where a.attrelid = 'belay_reference.jobs'::regclass and a.attnum > 0 and not a.attisdropped order by a.attnum`);
+  WIDE = columns
+    .filter((c) => !OWN_COLUMNS.includes(c.name as string))
+    .map((c) => `\n  ${c.name} ${c.type}${["job_name", "queue"].includes(c.name as string) ? ' COLLATE "C"' : ""}${c.not_null ? " NOT NULL" : ""}${c.dflt ? ` DEFAULT ${c.dflt}` : ""}`)
+    .join(",");
   const lsn = async () => (await side.query("select pg_current_wal_lsn()::text as l")).rows[0].l as string;
   /** Runs `work` and returns the WAL it wrote (by record type) and its duration. */
   async function measured(work: () => Promise<void>, checkpoint: boolean): Promise<Phase> {
@@ -429,7 +330,7 @@ try {
     "| layout | enqueue WAL B/job | enqueue records/job | processing WAL B/job | processing records/job | processing ms/1k (loaded machine: indicative) |",
     "|---|---:|---:|---:|---:|---:|",
   ];
-  for (const layout of LAYOUTS.filter((l) => chosen.includes(l.name))) {
+  for (const layout of layouts().filter((l) => chosen.includes(l.name))) {
     await side.query("drop schema if exists probe cascade; create schema probe");
     const db = new pg.Client({ connectionString: url, options: "-c search_path=probe" });
     db.on("error", (e) => log(`${layout.name}: connection error ${e.message}`));

@@ -38,7 +38,7 @@ const JSON_OUT = arg("json", "");
 const STATEMENTS = arg("statements", "on") === "on";
 /** `on`: VACUUM ANALYZE the loaded table before processing (steady-state statistics); the bench does not. */
 const ANALYZE = arg("analyze", "off") === "on";
-/** An experiment: the jobs table's fillfactor for this run (the migration sets 90). */
+/** An experiment: the jobs table's fillfactor for this run (migration 5 sets 50). */
 const FILLFACTOR = arg("fillfactor", "") === "" ? null : Math.trunc(Number(arg("fillfactor", "")));
 /** `on`: print the processing window's WAL by record type (pg_walinspect): which writes the bytes are. */
 const WAL_STATS = arg("walstats", "off") === "on";
@@ -74,6 +74,8 @@ interface Trial {
   commitsPer1k: number;
   jobUpdatesPer1k: number;
   hotPct: number;
+  /** The jobs table's heap (no indexes) after processing, kB per 1,000 jobs. */
+  jobsHeapKBPer1k: number;
   claimsPer1k: number;
   jobsPerClaim: number;
   claimP50: number;
@@ -179,6 +181,7 @@ try {
       await store.close();
       await sleep(1200); // stats flush (backends flush at exit)
       const after = await readCounters();
+      const heapBytes = Number((await side.query("select pg_relation_size('belay.jobs')::float8 as b")).rows[0].b);
       if (WAL_STATS) await logWalStats(baseLsn);
       const per1k = (x: number) => (x / JOBS) * 1000;
       const statements: Trial["statements"] = [];
@@ -213,6 +216,7 @@ try {
         commitsPer1k: Math.round(per1k(after.commits - base.commits)),
         jobUpdatesPer1k: Math.round(per1k(after.upd - base.upd)),
         hotPct: Math.round(((after.hot - base.hot) / Math.max(1, after.upd - base.upd)) * 100),
+        jobsHeapKBPer1k: Math.round(per1k(heapBytes / 1024)),
         claimsPer1k: Math.round(per1k(claim.calls)),
         jobsPerClaim: r1(claim.jobs / Math.max(1, claim.calls)),
         claimP50: r1(pctl(claim.ms, 50)),
@@ -228,7 +232,7 @@ try {
     }
   }
   await side.end();
-  const keys = ["jobsPerS", "clientCpuPer1k", "serverCpuPer1k", "walKBPer1k", "walRecordsPerJob", "walFpiPer1k", "commitsPer1k", "jobUpdatesPer1k", "hotPct", "claimsPer1k", "jobsPerClaim", "claimP50", "reportsPer1k", "jobsPerReport", "reportP50"] as const;
+  const keys = ["jobsPerS", "clientCpuPer1k", "serverCpuPer1k", "walKBPer1k", "walRecordsPerJob", "walFpiPer1k", "commitsPer1k", "jobUpdatesPer1k", "hotPct", "jobsHeapKBPer1k", "claimsPer1k", "jobsPerClaim", "claimP50", "reportsPer1k", "jobsPerReport", "reportP50"] as const;
   const lines = [`# measure-postgres ${LABEL} — ${new Date().toISOString()}, ${JOBS} jobs, ${ROUNDS} rounds, analyze ${ANALYZE ? "on" : "off"}, history ${HISTORY}, shape ${SHAPE}`, "", `| metric | ${CONC.map((c) => `pool ${c} median (min–max)`).join(" | ")} |`, `|---|${CONC.map(() => "---:").join("|")}|`];
   for (const k of keys) {
     const cells = CONC.map((c) => {

@@ -42,6 +42,8 @@ describe.skipIf(url === undefined)(`postgres migrations (${target.reason})`, () 
       expect(versions, "additive: requires stays 1").toEqual(MIGRATIONS.map((m) => ({ version: m.version, requires: 1 })));
       const { rows: indexes } = await pool.query("SELECT indexdef FROM pg_indexes WHERE schemaname = $1", [schema]);
       expect(indexes.filter((i) => /retry|cause|worker_id/.test(i.indexdef as string)), "the new columns are in no index").toEqual([]);
+      const { rows: options } = await pool.query("SELECT reloptions FROM pg_class WHERE oid = $1::regclass", [`${S}.jobs`]);
+      expect(options[0]?.reloptions, "migration 5 leaves room on each page for a job's updates").toEqual(["fillfactor=50"]);
 
       const upgraded = new PostgresStore({ pool, schema, hints: false });
       expect(await upgraded.getJob("old-due")).toMatchObject({ state: "scheduled", retry: null });

@@ -3,6 +3,7 @@ import { migration000001 } from "./000001.js";
 import { migration000002 } from "./000002.js";
 import { migration000003 } from "./000003.js";
 import { migration000004 } from "./000004.js";
+import { migration000005 } from "./000005.js";
 import { promiseMigration000001 } from "./promise-000001.js";
 
 /**
@@ -16,6 +17,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 2, requires: 1, sql: migration000002 },
   { version: 3, requires: 1, sql: migration000003 },
   { version: 4, requires: 1, sql: migration000004 },
+  { version: 5, requires: 1, sql: migration000005 },
 ]);
 
 /** The schema version this build of the store knows (and `migrate()` creates). */

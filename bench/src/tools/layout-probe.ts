@@ -8,16 +8,17 @@
 // server's execution time per job. WAL does not depend on the machine's load; times do.
 //
 // Layouts:
-//  - current: Belay's schema today: a wide row with two unique keys (seq, id) and partial indexes
-//    per state; one transition row per state change, two indexes. Every layout's wide row has the
-//    columns of Belay's jobs table, read from a schema its migrations create at the start.
+//  - migration-4: Belay's schema before migration 5: a wide row with two unique keys (seq, id)
+//    and partial indexes per state, fillfactor 90; one transition row per state change, two
+//    indexes. Every layout's wide row has the columns of Belay's jobs table, read from a schema
+//    its migrations create at the start.
+//  - current: Belay's schema today, migration-4 at fillfactor 50 (migration 5).
 //  - one-key: as current, with `id` the only unique key (seq an unindexed order column) and
 //    transitions keyed by the job's id.
 //  - current-feed: as current, but each state change appends to a history column of the row it
 //    updates anyway, and observers walk a feed of one row per statement (arrays), not one
 //    transition row (and two index entries) per state change.
-//  - current-feed-lean: as current-feed, with fillfactor 50 (an update that stays on its page
-//    logs no lock record for the old version) and no lock pass before the report's update.
+//  - current-feed-lean: as current-feed, without the report's lock pass before its update.
 //  - narrow: a runnable table (inserted at enqueue, deleted at claim), a lease table (inserted at
 //    claim, deleted at report, no index but its key: expiry sweeps scan it, it holds only jobs in
 //    flight), the wide row updated once at the end and HOT (no index on what changes), finished
@@ -271,15 +272,16 @@ SELECT count(*)::int AS n FROM d`,
 };
 
 const layouts = () => [
-  wideLayout({ name: "current", key: "seq", history: "rows", fillfactor: 90, lockPass: true }),
-  wideLayout({ name: "one-key", key: "id", history: "rows", fillfactor: 90, lockPass: true }),
-  wideLayout({ name: "current-feed", key: "seq", history: "feed", fillfactor: 90, lockPass: true }),
+  wideLayout({ name: "migration-4", key: "seq", history: "rows", fillfactor: 90, lockPass: true }),
+  wideLayout({ name: "current", key: "seq", history: "rows", fillfactor: 50, lockPass: true }),
+  wideLayout({ name: "one-key", key: "id", history: "rows", fillfactor: 50, lockPass: true }),
+  wideLayout({ name: "current-feed", key: "seq", history: "feed", fillfactor: 50, lockPass: true }),
   wideLayout({ name: "current-feed-lean", key: "seq", history: "feed", fillfactor: 50, lockPass: false }),
   narrowLayout("narrow", "rows"),
   narrowLayout("narrow-feed", "feed"),
   graphileLike,
 ];
-const chosen = arg("layouts", "current,one-key,current-feed,current-feed-lean,narrow,narrow-feed,graphile-like").split(",");
+const chosen = arg("layouts", "migration-4,current,one-key,current-feed,current-feed-lean,narrow,narrow-feed,graphile-like").split(",");
 
 interface Phase {
   walB: number;

@@ -13,8 +13,8 @@
 //    indexes. Every layout's wide row has the columns of Belay's jobs table, read from a schema
 //    its migrations create at the start.
 //  - current: Belay's schema today, migration-4 at fillfactor 50 (migration 5).
-//  - one-key: as current, with `id` the only unique key (seq an unindexed order column) and
-//    transitions keyed by the job's id.
+//  - one-key: as current, with `id` the only unique key (seq no unique key of its own: it stays
+//    the due index's tie-break column) and transitions keyed by the job's id.
 //  - current-feed: as current, but each state change appends to a history column of the row it
 //    updates anyway, and observers walk a feed of one row per statement (arrays), not one
 //    transition row (and two index entries) per state change.
@@ -22,13 +22,14 @@
 //  - narrow: a runnable table (inserted at enqueue, deleted at claim), a lease table (inserted at
 //    claim, deleted at report, no index but its key: expiry sweeps scan it, it holds only jobs in
 //    flight), the wide row updated once at the end and HOT (no index on what changes), finished
-//    rows moved to a done table in bulk; transitions as current.
+//    rows moved to a done table in bulk; transitions as one-key's (keyed by id, the wide row's
+//    only key).
 //  - narrow-feed: as narrow, but the claim's transition waits in the lease row and both land in
 //    the wide row's history at the end (one HOT update), and observers walk a feed of one row per
 //    statement (arrays), not one row per transition.
 //  - graphile-like: a reference without history, shaped like graphile-worker's jobs table (one
 //    key, one partial index on what is available; claim updates the lock columns, completion
-//    deletes the row). Its figure should sit near graphile-worker's measured 473 kB per 1,000.
+//    deletes the row). Its figure should sit near graphile-worker's measured 473–477 kB per 1,000 jobs.
 //
 //   cd bench && npx tsx --conditions=@belay/source src/tools/layout-probe.ts [--jobs 20000] [--batch 100] [--layouts current,narrow]
 import { PostgresStore } from "@belay/postgres";

@@ -19,10 +19,10 @@ describe("SQL Server row decoding", () => {
     expect(toRecord(row)).toMatchObject({ id: "job-1", state: "leased", leaseOwner: "w1", payload: "{}", cancelRequested: false });
   });
 
-  it("gives a claimed job's keys in the order it gave them before the shared decoder", () => {
+  it("gives a claimed job's keys in the order it gave them before the shared decoder (PostgreSQL's and SQLite's)", () => {
     expect(Object.keys(toClaimed(row))).toEqual([
       "id", "seq", "jobName", "queue", "payload", "attempt", "releases", "dueAt", "enqueuedAt", "leaseExpiresAt",
-      "parentIds", "dependencyMode", "tags", "traceContext", "scheduleId", "workflowId", "retry",
+      "tags", "parentIds", "dependencyMode", "traceContext", "scheduleId", "workflowId", "retry",
     ]);
   });
 });

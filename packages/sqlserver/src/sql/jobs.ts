@@ -84,12 +84,13 @@ export function toRecord(row: QueryRow): JobRecord {
 
 /** A claimed job from a row of the claim's output (the job's columns after the update). */
 export function toClaimed(row: QueryRow): ClaimedJob {
-  const { id, seq, jobName, queue, attempt, releases, dueAt, enqueuedAt, ...rest } = jobColumns(row);
+  const { id, seq, jobName, queue, attempt, releases, dueAt, enqueuedAt, tags, ...rest } = jobColumns(row);
   return {
     id, seq, jobName, queue,
     payload: row["payload"] as string,
     attempt, releases, dueAt, enqueuedAt,
     leaseExpiresAt: toInt(row["lease_expires_at"]),
+    tags,
     ...rest,
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toClaimed, toRecord, toSummary } from "./jobs.js";
+import { toClaimed, toRecord, toSummary } from "./sql/jobs.js";
 
 // Decoding needs no server: a row as the driver returns it (keys as text, instants as numbers).
 const row = {

@@ -248,6 +248,33 @@ export function throwawayCluster(
   };
 }
 
+/** WAL written since an LSN, by resource manager and record type (pg_walinspect), largest first. */
+export interface WalRecordKind {
+  readonly kind: string;
+  /** Records of this kind. */
+  readonly n: number;
+  /** Bytes, full-page images included. */
+  readonly bytes: number;
+  /** Of which full-page images. */
+  readonly fpiBytes: number;
+}
+
+/** The server's current WAL position, for {@link walSince}. */
+export async function walPosition(client: pg.Client): Promise<string> {
+  return (await client.query("select pg_current_wal_lsn()::text as lsn")).rows[0].lsn as string;
+}
+
+/** The WAL written since `from` ({@link walPosition}), by record type, largest first. Needs a superuser (pg_walinspect). */
+export async function walSince(client: pg.Client, from: string): Promise<WalRecordKind[]> {
+  await client.query("create extension if not exists pg_walinspect");
+  const { rows } = await client.query(
+    `select "resource_manager/record_type" as kind, count::float8 as n, combined_size::float8 as bytes, fpi_size::float8 as fpi
+       from pg_get_wal_stats($1::pg_lsn, pg_current_wal_lsn(), true) where count > 0 order by combined_size desc`,
+    [from],
+  );
+  return rows.map((r) => ({ kind: r.kind as string, n: r.n as number, bytes: r.bytes as number, fpiBytes: r.fpi as number }));
+}
+
 function procTimes(pid: number): { ppid: number; self: number; children: number } | null {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, "utf8");

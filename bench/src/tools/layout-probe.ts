@@ -34,7 +34,7 @@
 //   cd bench && npx tsx --conditions=@belay/source src/tools/layout-probe.ts [--jobs 20000] [--batch 100] [--layouts current,narrow]
 import { PostgresStore } from "@belay/postgres";
 import pg from "pg";
-import { log, throwawayCluster } from "../infra.js";
+import { type WalRecordKind, log, throwawayCluster, walPosition, walSince } from "../infra.js";
 
 const arg = (name: string, dflt: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -288,7 +288,7 @@ interface Phase {
   walB: number;
   records: number;
   execMs: number;
-  byType: { kind: string; n: number; bytes: number }[];
+  byType: WalRecordKind[];
 }
 
 const r1 = (x: number) => Math.round(x * 10) / 10;
@@ -298,7 +298,6 @@ const { startWithStatements, cleanup } = throwawayCluster("belay-layout-", Numbe
 try {
   const { url, side } = await startWithStatements("layout");
   side.on("error", () => undefined); // the cluster stops before this client on a failure
-  await side.query("create extension if not exists pg_walinspect");
   const reference = new PostgresStore({ connectionString: url, schema: "belay_reference" });
   await reference.migrate();
   await reference.close();
@@ -310,20 +309,16 @@ try {
     .filter((c) => !OWN_COLUMNS.includes(c.name as string))
     .map((c) => `\n  ${c.name} ${c.type}${["job_name", "queue"].includes(c.name as string) ? ' COLLATE "C"' : ""}${c.not_null ? " NOT NULL" : ""}${c.dflt ? ` DEFAULT ${c.dflt}` : ""}`)
     .join(",");
-  const lsn = async () => (await side.query("select pg_current_wal_lsn()::text as l")).rows[0].l as string;
   /** Runs `work` and returns the WAL it wrote (by record type) and its duration. */
   async function measured(work: () => Promise<void>, checkpoint: boolean): Promise<Phase> {
     // Each layout's enqueue starts after a checkpoint (its first page writes are full-page images
     // alike); processing follows without one, as in the bench.
     if (checkpoint) await side.query("checkpoint");
-    const from = await lsn();
+    const from = await walPosition(side);
     const t0 = performance.now();
     await work();
     const execMs = performance.now() - t0;
-    const { rows } = await side.query(`
-      select "resource_manager/record_type" as kind, count::float8 as n, combined_size::float8 as bytes
-      from pg_get_wal_stats($1::pg_lsn, pg_current_wal_lsn(), true) where count > 0 order by combined_size desc`, [from]);
-    const byType = rows.map((r) => ({ kind: r.kind as string, n: r.n as number, bytes: r.bytes as number }));
+    const byType = await walSince(side, from);
     return { walB: byType.reduce((a, r) => a + r.bytes, 0), records: byType.reduce((a, r) => a + r.n, 0), execMs, byType };
   }
 

@@ -23,7 +23,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, Worker, defineJob, request } from "@belay/core";
 import { PostgresStore } from "@belay/postgres";
-import { log, processTreeCpuMs, throwawayCluster } from "../infra.js";
+import type pg from "pg";
+import { log, processTreeCpuMs, throwawayCluster, walPosition, walSince } from "../infra.js";
 import { type StoreCallStats, tracedJobStore } from "../traced-store.js";
 
 const arg = (name: string, dflt: string): string => {
@@ -39,7 +40,7 @@ const STATEMENTS = arg("statements", "on") === "on";
 /** `on`: VACUUM ANALYZE the loaded table before processing (steady-state statistics); the bench does not. */
 const ANALYZE = arg("analyze", "off") === "on";
 /** An experiment: the jobs table's fillfactor for this run (migration 5 sets 50). */
-const FILLFACTOR = arg("fillfactor", "") === "" ? null : Math.trunc(Number(arg("fillfactor", "")));
+const FILLFACTOR = Math.trunc(Number(arg("fillfactor", "0"))) || null;
 /** `on`: print the processing window's WAL by record type (pg_walinspect): which writes the bytes are. */
 const WAL_STATS = arg("walstats", "off") === "on";
 /** The store's history policy (default: the library default, transitions and failure detail). Only for measuring what history costs. */
@@ -96,21 +97,15 @@ function kindOf(text: string): string {
   return text.replace(/\s+/g, " ").trim().slice(0, 60);
 }
 
-/** The WAL written since `from`, by resource manager and record type, per job, largest first. */
-async function logWalStats(from: string): Promise<void> {
-  await side0!.query("create extension if not exists pg_walinspect");
-  const { rows } = await side0!.query(`
-    select "resource_manager/record_type" as kind, count::float8 as n, record_size::float8 as bytes, fpi_size::float8 as fpi
-    from pg_get_wal_stats($1::pg_lsn, pg_current_wal_lsn(), true) where count > 0 order by combined_size desc limit 14`, [from]);
-  for (const r of rows) {
-    log(`   wal ${String(r.kind).padEnd(24)} ${r1(r.n / JOBS)} records/job  ${Math.round(r.bytes / JOBS)} B/job  fpi ${Math.round(r.fpi / JOBS)} B/job`);
+/** Logs the WAL written since `from`, by record type, per job, largest first. */
+async function logWalStats(side: pg.Client, from: string): Promise<void> {
+  for (const r of (await walSince(side, from)).slice(0, 14)) {
+    log(`   wal ${r.kind.padEnd(24)} ${r1(r.n / JOBS)} records/job  ${Math.round(r.bytes / JOBS)} B/job  fpi ${Math.round(r.fpiBytes / JOBS)} B/job`);
   }
 }
-let side0: Awaited<ReturnType<typeof startWithStatements>>["side"] | undefined;
 
 try {
   const { url, side } = await startWithStatements("m");
-  side0 = side;
   let onJob: () => void = () => undefined;
   const noop = defineJob<{ i: number }>({ name: "bench.noop", queue: "bench", handler: () => onJob() });
 
@@ -151,7 +146,7 @@ try {
       // WAL, commits and table counters cover the worker's whole life (start to stop); CPU and
       // the rate cover first handler start → every job succeeded.
       const base = await readCounters();
-      const baseLsn = (await side.query("select pg_current_wal_lsn()::text as lsn")).rows[0].lsn as string;
+      const baseLsn = await walPosition(side);
       const started = new Promise<void>((resolve) => {
         onJob = () => {
           if (done++ === 0) {
@@ -182,7 +177,7 @@ try {
       await sleep(1200); // stats flush (backends flush at exit)
       const after = await readCounters();
       const heapBytes = Number((await side.query("select pg_relation_size('belay.jobs')::float8 as b")).rows[0].b);
-      if (WAL_STATS) await logWalStats(baseLsn);
+      if (WAL_STATS) await logWalStats(side, baseLsn);
       const per1k = (x: number) => (x / JOBS) * 1000;
       const statements: Trial["statements"] = [];
       if (STATEMENTS) {

@@ -27,6 +27,8 @@ const pragma = proto.pragma;
 const prepare = proto.prepare;
 let autocheckpoint: number | null = null;
 proto.pragma = function (this: Proto, src: string, opts?: unknown) {
+  // The store sets its own interval after opening: the probe's, when it has one, wins.
+  if (autocheckpoint !== null && /^wal_autocheckpoint\s*=/i.test(src)) return pragma.call(this, `wal_autocheckpoint = ${autocheckpoint}`, opts);
   const result = pragma.call(this, src, opts);
   if (autocheckpoint !== null && /^journal_mode\s*=\s*WAL/i.test(src)) pragma.call(this, `wal_autocheckpoint = ${autocheckpoint}`);
   return result;
@@ -76,7 +78,7 @@ try {
   // ---- lifecycle rate: the store's auto-checkpoint against a larger interval ----
   out.push("## Lifecycles at one caller, by WAL auto-checkpoint interval", "", "| round | wal_autocheckpoint | lifecycles/s | op p50 ms | op mean ms | ops > 1 ms | their share of the time |", "|---:|---|---:|---:|---:|---:|---:|");
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const interval of [null, 10_000] as const) {
+    for (const interval of [1_000, 10_000] as const) {
       autocheckpoint = interval;
       const store = new SqlitePromiseStore({ path: join(dir, `rate-${round}-${interval ?? "default"}.db`) });
       await store.migrate();
@@ -95,7 +97,7 @@ try {
       const sorted = [...times].sort((a, b) => a - b);
       const total = times.reduce((a, b) => a + b, 0);
       const slow = times.filter((t) => t > 1);
-      out.push(`| ${round} | ${interval ?? "1000 (the store's, SQLite's default)"} | ${Math.round(LIFECYCLES / (wall / 1000))} | ${sorted[sorted.length >> 1]!.toFixed(3)} | ${(total / times.length).toFixed(3)} | ${slow.length} | ${Math.round((100 * slow.reduce((a, b) => a + b, 0)) / total)}% |`);
+      out.push(`| ${round} | ${interval === 10_000 ? "10000 (the store's)" : "1000 (SQLite's default)"} | ${Math.round(LIFECYCLES / (wall / 1000))} | ${sorted[sorted.length >> 1]!.toFixed(3)} | ${(total / times.length).toFixed(3)} | ${slow.length} | ${Math.round((100 * slow.reduce((a, b) => a + b, 0)) / total)}% |`);
     }
   }
 

@@ -7,9 +7,10 @@ import type { SqlitePromiseStoreConfig } from "./sqlite-promise-store-config.js"
  * callbacks, listeners, schedules and the outbox in the same file (and under the same table
  * prefix) as a `SqliteStore`'s jobs, with their own numbered migrations. The rules are the
  * contract's (`CheckedPromiseStore` runs `PromiseMachine`); this store supplies the transaction:
- * every write is one `BEGIN IMMEDIATE` transaction under the file's write lock, committed before
- * it resolves, so any number of processes on one host may share the file. A write that waits for
- * the lock longer than `busyTimeoutMs` fails with `TransientStoreError`, nothing committed.
+ * every write runs in a `BEGIN IMMEDIATE` transaction under the file's write lock, committed before
+ * it resolves (writes that queue while one runs share its commit, each from its own savepoint),
+ * so any number of processes on one host may share the file. A write that waits for the lock
+ * longer than `busyTimeoutMs` fails with `TransientStoreError`, nothing committed.
  */
 export class SqlitePromiseStore extends CheckedPromiseStore {
   /** The database file, as given. */

@@ -51,6 +51,9 @@ export class TransactionRunner {
   readonly #beginRead: Statement;
   readonly #commit: Statement;
   readonly #rollback: Statement;
+  readonly #savepoint: Statement;
+  readonly #release: Statement;
+  readonly #rollbackTo: Statement;
 
   constructor(db: Connection, busyTimeoutMs: number) {
     this.#db = db;
@@ -59,6 +62,9 @@ export class TransactionRunner {
     this.#beginRead = db.prepare("BEGIN");
     this.#commit = db.prepare("COMMIT");
     this.#rollback = db.prepare("ROLLBACK");
+    this.#savepoint = db.prepare("SAVEPOINT belay_operation");
+    this.#release = db.prepare("RELEASE belay_operation");
+    this.#rollbackTo = db.prepare("ROLLBACK TO belay_operation");
   }
 
   /**
@@ -97,25 +103,48 @@ export class TransactionRunner {
   }
 
   /**
-   * {@link write} for a body that awaits between its statements (the promise surface's front
-   * loads, decides and writes in several turns): one `BEGIN IMMEDIATE` transaction from the first
-   * statement to the commit, `hook` called before the commit. The caller keeps every other use of
-   * the connection out until it resolves.
+   * Opens a write transaction (`BEGIN IMMEDIATE`), waiting for the file's write lock within the
+   * busy budget, for a caller that runs its own statements (and savepoints) inside it and ends it
+   * with {@link commit} or {@link rollback}. The caller keeps every other use of the connection
+   * out until then.
    */
-  async writeAsync<T>(operation: string, hook: StepHook | null, body: () => Promise<T>): Promise<T> {
+  async begin(): Promise<void> {
     if (!this.#tryBegin()) await this.#waitForLock();
+  }
+
+  /** Commits the open transaction; a failure rolls it back (if SQLite has not) and is thrown as a store error. */
+  commit(): void {
     try {
-      const result = await body();
-      if (hook !== null) {
-        const parked = hook({ operation, step: "commit" });
-        if (parked) await parked;
-      }
       this.#commit.run();
-      return result;
     } catch (error) {
-      if (this.#db.inTransaction) this.#rollback.run();
+      this.rollback();
       throw asStoreError(error);
     }
+  }
+
+  /** Rolls back the open transaction, if one is open (SQLite ends a transaction itself on some errors). */
+  rollback(): void {
+    if (this.#db.inTransaction) this.#rollback.run();
+  }
+
+  /** Whether a transaction is open: SQLite rolls the whole transaction back itself on some errors (I/O, full disk, out of memory). */
+  get inTransaction(): boolean {
+    return this.#db.inTransaction;
+  }
+
+  /** Marks a point inside the open transaction that {@link rollbackToSavepoint} returns to. */
+  savepoint(): void {
+    this.#savepoint.run();
+  }
+
+  /** Keeps what ran since {@link savepoint} in the transaction and forgets the savepoint. */
+  releaseSavepoint(): void {
+    this.#release.run();
+  }
+
+  /** Undoes what ran since {@link savepoint}; the savepoint stays, to run again from or to release. */
+  rollbackToSavepoint(): void {
+    this.#rollbackTo.run();
   }
 
   /** {@link read} for a body that awaits between its statements: one snapshot throughout. */

@@ -2,7 +2,8 @@ import { existsSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { SqlitePromiseStore } from "../src/index.js";
-import { WAL_AUTOCHECKPOINT_PAGES } from "../src/sqlite-promise-backend.js";
+import type { PromiseEffects, PromiseTransaction } from "@belay/contract";
+import { MAX_GROUP, SqlitePromiseBackend, WAL_AUTOCHECKPOINT_PAGES } from "../src/sqlite-promise-backend.js";
 import { databaseFiles } from "./support/files.js";
 
 // What SqlitePromiseStore adds to the contract's front: its config, its transactions under the
@@ -224,5 +225,114 @@ describe("SqlitePromiseStore", () => {
     await expect(store.migrate()).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
     await expect(store.ping()).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
     expect(() => store.subscribeOutbox(() => undefined)).toThrow(expect.objectContaining({ code: "BELAY_STORE_CLOSED" }));
+  });
+
+  describe("group commit: writes that queue while one runs share its transaction", () => {
+    /** Effects that insert one pending promise `id`. */
+    const inserting = (id: string): PromiseEffects => ({
+      promises: [{ row: { id, state: "pending", param: {}, value: {}, tags: {}, timeoutAt: T + 60_000, createdAt: T, settledAt: null }, insert: true }],
+      tasks: [],
+      callbacksOnDeleted: [],
+      callbacksOfDeleted: [],
+      callbacksAdded: [],
+      listenersDeleted: [],
+      listenersAdded: [],
+      executesDeleted: [],
+      outbox: [],
+      schedules: [],
+      schedulesDeleted: [],
+    });
+    const idsIn = (path: string): string[] => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return (db.prepare('SELECT id FROM "belay_promises" ORDER BY id').all() as { id: string }[]).map((row) => row.id);
+      } finally {
+        db.close();
+      }
+    };
+    async function migratedBackend(): Promise<{ path: string; backend: SqlitePromiseBackend }> {
+      const path = fresh();
+      const backend = new SqlitePromiseBackend({ path });
+      await backend.migrate();
+      return { path, backend };
+    }
+
+    it("a write that fails rolls back alone: the writes before and after it in the group commit, and each resolves only after that commit", async () => {
+      const { path, backend } = await migratedBackend();
+      const events: string[] = [];
+      const write = (id: string, fail: boolean) =>
+        backend
+          .transact(id, async (tx: PromiseTransaction) => {
+            await tx.apply(inserting(id));
+            events.push(`${id} ran`);
+            if (fail) throw new Error(`${id} fails after writing`);
+            return id;
+          })
+          .then((result) => {
+            events.push(`${id} resolved`);
+            return result;
+          });
+      const [a, b, c] = await Promise.allSettled([write("a", false), write("b", true), write("c", false)]);
+      expect(a).toEqual({ status: "fulfilled", value: "a" });
+      expect(b).toMatchObject({ status: "rejected", reason: { message: "b fails after writing" } });
+      expect(c).toEqual({ status: "fulfilled", value: "c" });
+      // One transaction: `a` was answered only once `c` had run and the group committed.
+      expect(events.slice(0, 3)).toEqual(["a ran", "b ran", "c ran"]);
+      expect(events.indexOf("a resolved")).toBeGreaterThan(events.indexOf("c ran"));
+      expect(idsIn(path)).toEqual(["a", "c"]);
+      await backend.close();
+    });
+
+    it("an insert that finds its row inside a group runs again from its savepoint; the writes before it keep theirs", async () => {
+      const { path, backend } = await migratedBackend();
+      await backend.transact("seed", (tx) => tx.apply(inserting("taken")));
+      let runs = 0;
+      const first = backend.transact("first", (tx) => tx.apply(inserting("first")));
+      const second = backend.transact("second", async (tx) => {
+        runs++;
+        // Run 1 writes a row, then inserts one that exists: both go; run 2 writes its own.
+        if (runs === 1) {
+          await tx.apply(inserting("partial"));
+          await tx.apply(inserting("taken"));
+        } else {
+          await tx.apply(inserting("second"));
+        }
+        return runs;
+      });
+      await first;
+      expect(await second).toBe(2);
+      expect(idsIn(path)).toEqual(["first", "second", "taken"]);
+      await backend.close();
+    });
+
+    it(`commits a burst of more concurrent writes than one group holds (${MAX_GROUP}): every answer durable and in the order asked`, async () => {
+      const { path, store } = await migratedStore();
+      const n = MAX_GROUP * 3 + 5;
+      const ids = Array.from({ length: n }, (_, i) => `burst-${String(i).padStart(3, "0")}`);
+      const order: string[] = [];
+      const answers = await Promise.all(
+        ids.map((id) =>
+          store.handle({ kind: "promise.create", id, timeoutAt: T + 60_000, tags: target }, T).then((answer) => {
+            order.push(id);
+            return answer.status;
+          }),
+        ),
+      );
+      expect(answers).toEqual(ids.map(() => 200));
+      expect(order).toEqual(ids);
+      expect(idsIn(path)).toEqual(ids);
+      await store.close();
+    });
+
+    it("close lets every write asked for before it commit, then refuses the next", async () => {
+      const { path, store } = await migratedStore();
+      const ids = Array.from({ length: 40 }, (_, i) => `before-close-${String(i).padStart(2, "0")}`);
+      const answers = ids.map((id) => store.handle({ kind: "promise.create", id, timeoutAt: T + 60_000 }, T));
+      const closed = store.close();
+      await expect(store.handle({ kind: "promise.create", id: "after-close", timeoutAt: T + 60_000 }, T)).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
+      expect((await Promise.all(answers)).map((answer) => answer.status)).toEqual(ids.map(() => 200));
+      await closed;
+      expect(idsIn(path)).toEqual(ids);
+    });
   });
 });

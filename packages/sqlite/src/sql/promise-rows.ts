@@ -5,9 +5,10 @@ import type { Statements } from "../connection.js";
 import type { Tables } from "../tables.js";
 
 // The promise surface's keyed reads and writes: the rows the contract's machine asks for, and the
-// effects it decided, inside the operation's one `BEGIN IMMEDIATE` transaction. The write lock is
-// held from the transaction's first statement, so what is loaded cannot change before the commit:
-// nothing needs locking row by row. No rule is decided here.
+// effects it decided, inside the operation's `BEGIN IMMEDIATE` transaction (shared with the writes
+// of its group, each from its own savepoint). The write lock is held from the transaction's first
+// statement, so what is loaded cannot change before the commit: nothing needs locking row by row.
+// No rule is decided here.
 
 /** What the promise surface's statements receive: the connection's prepared statements and the step hook. */
 export interface PromiseContext {

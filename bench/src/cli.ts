@@ -136,11 +136,11 @@ export class Teardown {
   }
 
   /**
-   * Spawns `script` under tsx (with the workspace's source condition and, with `profDir`, a CPU
-   * profile) in its own process group, as the running child until it exits; past `timeoutMs`
-   * `onTimeout` is told and the child's group killed. Resolves with how it ended. With `prefix`
-   * (e.g. `["ip", "netns", "exec", name]`) the node command runs through it; the prefix must exec
-   * node in its own place (as `ip netns exec` does), so the process group is still the child's.
+   * Spawns `script` under tsx (with `nodeConditions` and, with `profDir`, a CPU profile) in its
+   * own process group, as the running child until it exits; past `timeoutMs` `onTimeout` is told
+   * and the child's group killed. Resolves with how it ended. With `prefix` (e.g. `["ip", "netns",
+   * "exec", name]`) the node command runs through it; the prefix must exec node in its own place
+   * (as `ip netns exec` does), so the process group is still the child's.
    */
   runChild(
     script: string,
@@ -151,11 +151,13 @@ export class Teardown {
       readonly timeoutMs: number;
       readonly onTimeout: () => void;
       readonly prefix?: readonly string[];
+      /** Node's `--conditions` for resolving Belay's packages (`belayFrom`). */
+      readonly nodeConditions: readonly string[];
     },
     attach: (child: ChildProcess) => void,
   ): Promise<{ code: number | null; signal: string | null; timedOut: boolean }> {
     return new Promise((done) => {
-      const nodeArgs = ["--import", "tsx", "--conditions=@belay/source"];
+      const nodeArgs = ["--import", "tsx", ...options.nodeConditions];
       if (options.profDir) nodeArgs.push("--cpu-prof", "--cpu-prof-dir", options.profDir);
       const [file, ...args] = [...(options.prefix ?? []), process.execPath, ...nodeArgs, script];
       const child = spawn(file!, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });

@@ -11,7 +11,7 @@ import { type NetworkNamespaces, createNetworkNamespaces } from "@belay/conforma
 import { type Option, Teardown, forEachLine, int, ints, list, parseArgs } from "./cli.js";
 import { type ChildConfig, HARNESS_APP } from "./shared.js";
 import { Pgbench, PostgresCluster, RedisServer, Sampler, findPgBin, log, windowStats } from "./infra.js";
-import { ResultsFile, gitDescribe, machine, resultsPaths, rotated, runEntry, runOptions, scratchFolder, versionOf } from "./results.js";
+import { ResultsFile, belayFrom, gitDescribe, machine, resultsPaths, rotated, runEntry, runOptions, scratchFolder, versionOf } from "./results.js";
 import { type BenchRecord, type SystemInfo, summarize } from "./summary.js";
 import { type NetworkShape, networkSummary, parseNetworks } from "./network-summary.js";
 
@@ -83,7 +83,13 @@ teardown.install("children and servers");
 
 // ---- running one child ----
 
-async function runChild(def: SystemDef, config: ChildConfig, timeoutMs: number, profDir: string | null): Promise<{ records: BenchRecord[]; code: number | null; signal: string | null; timedOut: boolean }> {
+async function runChild(
+  def: SystemDef,
+  config: ChildConfig,
+  timeoutMs: number,
+  profDir: string | null,
+  nodeConditions: readonly string[],
+): Promise<{ records: BenchRecord[]; code: number | null; signal: string | null; timedOut: boolean }> {
   const records: BenchRecord[] = [];
   const ended = await teardown.runChild(
     join(HERE, def.file),
@@ -93,6 +99,7 @@ async function runChild(def: SystemDef, config: ChildConfig, timeoutMs: number, 
       env: { ...process.env, BENCH_NETWORK: undefined, BENCH_NETWORK_PATH: undefined, ...def.env, ...networkEnv(def), BENCH_CONFIG: JSON.stringify(config) },
       profDir,
       timeoutMs,
+      nodeConditions,
       ...(def.network?.netns ? { prefix: networks.get(def.network.name)!.exec(0) } : {}),
       onTimeout: () => log(`${def.name} run ${config.run}: child exceeded ${Math.round(timeoutMs / 1000)} s, killing its process group`),
     },
@@ -155,6 +162,7 @@ async function main(): Promise<void> {
   const pgbenchSeconds = int(values, "pgbench-seconds");
   const settleS = int(values, "settle-s");
   const { jsonPath, profRoot } = resultsPaths(values, "");
+  const belay = belayFrom(values, PKG);
 
   const scratch = scratchFolder(values, "belay-bench-", teardown);
 
@@ -176,6 +184,7 @@ async function main(): Promise<void> {
     sample_ms: int(values, "sample-ms", 10),
     settle_s: settleS,
     network: shapes.map((n) => n.name),
+    belay_from: belay.from,
   };
   const meta = {
     command: `pnpm bench ${process.argv.slice(2).join(" ")}`.trim(),
@@ -272,7 +281,7 @@ async function main(): Promise<void> {
       const t0 = Date.now();
       const net = def.network?.netns ? networks.get(def.network.name)! : null;
       const forwarderCpu0 = net?.forwarderCpuMs() ?? 0;
-      const result = await runChild(def, config, childTimeoutMs, profDir);
+      const result = await runChild(def, config, childTimeoutMs, profDir, belay.nodeConditions);
       const samples = await sampler.end();
       if (net !== null) {
         const ms = Date.now() - t0;
@@ -307,7 +316,7 @@ async function main(): Promise<void> {
       `Node ${meta.versions.node}; ${meta.versions["postgres" as keyof typeof meta.versions] ?? ""}` +
       `${redis ? `; ${redis.version.split(" ").slice(0, 3).join(" ")}` : ""}.`,
     `Peers: graphile-worker ${meta.versions["graphile-worker"]}, pg-boss ${meta.versions["pg-boss"]}, bullmq ${meta.versions.bullmq} (ioredis ${meta.versions.ioredis}), pg ${meta.versions.pg}. Belay at ${meta.git}.`,
-    `Settings: ${settings.jobs} jobs, ${runs} interleaved runs (order rotated per run, CHECKPOINT + ${settleS} s settle before each system and pgbench), concurrency ${concurrency.join(" and ")}, enqueue ${settings.enqueue_in_flight} in flight / batches of ${settings.batch}, latency ${settings.latency_jobs} jobs ${settings.latency_gap_ms} ms apart at concurrency ${settings.latency_concurrency}, pgbench ${settings.pgbench.clients} clients × ${pgbenchSeconds} s (scale ${settings.pgbench.scale}). PostgreSQL: defaults (fsync on, synchronous_commit on, shared_buffers 128MB), unix socket only. Redis: appendonly everysec.`,
+    `Settings: ${settings.jobs} jobs, ${runs} interleaved runs (order rotated per run, CHECKPOINT + ${settleS} s settle before each system and pgbench), concurrency ${concurrency.join(" and ")}, enqueue ${settings.enqueue_in_flight} in flight / batches of ${settings.batch}, latency ${settings.latency_jobs} jobs ${settings.latency_gap_ms} ms apart at concurrency ${settings.latency_concurrency}, pgbench ${settings.pgbench.clients} clients × ${pgbenchSeconds} s (scale ${settings.pgbench.scale}). PostgreSQL: defaults (fsync on, synchronous_commit on, shared_buffers 128MB), unix socket only. Redis: appendonly everysec. Belay ${settings.belay_from === "dist" ? "from its built packages (dist)" : "from its TypeScript sources (tsx)"}.`,
     `Raw results: ${results.jsonPath}`,
     "",
   ].join("\n");

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { type Option, Teardown, int, ints, lifecycleWindowOptions, list, parseArgs } from "../cli.js";
 import { PostgresCluster, findPgBin, log } from "../infra.js";
-import { ResultsFile, durableSettings, gitDescribe, machine, resultsPaths, rotated, runEntry, runOptions, scratchFolder, versionOf } from "../results.js";
+import { ResultsFile, belayFrom, durableSettings, gitDescribe, machine, resultsPaths, rotated, runEntry, runOptions, scratchFolder, versionOf } from "../results.js";
 import type { HttpCellRecord, HttpClientConfig } from "./config.js";
 import { summarizeHttp } from "./summary.js";
 
@@ -131,8 +131,10 @@ async function main(): Promise<void> {
     warmup_s: int(values, "warmup-s"),
     pause_ms: int(values, "pause-ms"),
     settle_s: int(values, "settle-s"),
+    belay_from: values["belay-from"] ?? "dist",
   };
   const { jsonPath, profRoot } = resultsPaths(values, "promises-http-");
+  const belay = belayFrom(values, PKG);
   const scratch = scratchFolder(values, "belay-bench-http-", teardown);
 
   let pgSettings: Record<string, string> = {};
@@ -194,7 +196,7 @@ async function main(): Promise<void> {
             const env: NodeJS.ProcessEnv = { ...process.env, BELAY_SERVER_TOKENS: "" };
             delete env["BELAY_STORE"];
             delete env["BELAY_PROMISES_PORT"];
-            server = start(system, [...prof, "--import", "tsx", "--conditions=@belay/source", SERVER_MAIN, "--store", store, "--migrate", "--host", "127.0.0.1", "--port", "0", "--promises-host", "127.0.0.1", "--promises-port", "0"], SERVER_DIR, env);
+            server = start(system, [...prof, "--import", "tsx", ...belay.nodeConditions, SERVER_MAIN, "--store", store, "--migrate", "--host", "127.0.0.1", "--port", "0", "--promises-host", "127.0.0.1", "--promises-port", "0"], SERVER_DIR, env);
           }
           const [, url] = await waitForLine(server, system === "sdk-server" ? /^listening (http:\/\/127\.0\.0\.1:\d+)/ : /durable promises (http:\/\/127\.0\.0\.1:\d+)/, 60_000, system);
           // ---- the clients, in a process of their own ----
@@ -211,7 +213,7 @@ async function main(): Promise<void> {
             postmasterPid: system === "belay-postgres" ? cluster!.pid! : null,
             pgAdmin: system === "belay-postgres" ? cluster!.connectionString("postgres") : null,
           };
-          client = start(`${system} clients`, ["--import", "tsx", "--conditions=@belay/source", join(HERE, "client.ts")], PKG, { ...process.env, BENCH_HTTP_CONFIG: JSON.stringify(config) });
+          client = start(`${system} clients`, ["--import", "tsx", ...belay.nodeConditions, join(HERE, "client.ts")], PKG, { ...process.env, BENCH_HTTP_CONFIG: JSON.stringify(config) });
           const timer = setTimeout(() => {
             log(`${system} run ${run} @${clients}: the client process exceeded ${Math.round(clientTimeoutMs / 1000)} s, killing it`);
             killGroup(client!.child, "SIGKILL");
@@ -249,7 +251,7 @@ interface Meta {
   readonly versions: Record<string, string | null>;
   readonly postgres_settings: Record<string, string>;
   readonly systems: Record<string, string>;
-  readonly settings: { readonly runs: number; readonly settle_s: number; readonly warmup_s: number; readonly pause_ms: number; readonly seconds: number; readonly min_lifecycles: number };
+  readonly settings: { readonly runs: number; readonly settle_s: number; readonly warmup_s: number; readonly pause_ms: number; readonly seconds: number; readonly min_lifecycles: number; readonly belay_from?: string };
   readonly raw: string;
 }
 
@@ -262,7 +264,7 @@ function renderMarkdown(meta: Meta, records: readonly HttpCellRecord[]): string 
     "",
     `Machine: ${meta.machine.nproc} cores (${meta.machine.cpu}), ${meta.machine.mem_gib} GiB, Linux ${meta.machine.kernel}${meta.machine.loadavg_at_start ? `, load average ${meta.machine.loadavg_at_start.join(" / ")} at the start` : ""}. Node ${meta.versions["node"]}; ${meta.versions["postgres"] ?? "no PostgreSQL"}; better-sqlite3 ${meta.versions["better-sqlite3"]}; @resonatehq/sdk ${meta.versions["@resonatehq/sdk"]}; hono ${meta.versions["hono"]}, @hono/node-server ${meta.versions["@hono/node-server"]}. Belay at ${meta.git}.`,
     `PostgreSQL settings: ${Object.entries(meta.postgres_settings).map(([k, v]) => `${k}=${v}`).join(", ") || "–"} (every setting default; unix socket only).`,
-    `Settings: ${settings.runs} runs, system order rotated per run; per cell a fresh server process on a fresh store and a client process of its own, ${settings.settle_s} s settle (after a CHECKPOINT), ${settings.warmup_s} s warm-up, ${settings.pause_ms} ms pause, then a window of ≥ ${settings.seconds} s and ≥ ${settings.min_lifecycles} lifecycles. Loopback only (127.0.0.1).`,
+    `Settings: ${settings.runs} runs, system order rotated per run; per cell a fresh server process on a fresh store and a client process of its own, ${settings.settle_s} s settle (after a CHECKPOINT), ${settings.warmup_s} s warm-up, ${settings.pause_ms} ms pause, then a window of ≥ ${settings.seconds} s and ≥ ${settings.min_lifecycles} lifecycles. Loopback only (127.0.0.1). Belay ${settings.belay_from === "dist" ? "from its built packages (dist)" : "from its TypeScript sources (tsx)"}.`,
     "",
     ...Object.entries(meta.systems).map(([name, what]) => `- \`${name}\`: ${what}`),
     "",

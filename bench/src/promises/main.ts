@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { type Option, Teardown, forEachLine, int, ints, lifecycleWindowOptions, list, parseArgs } from "../cli.js";
 import { Pgbench, PostgresCluster, findPgBin, log } from "../infra.js";
-import { ResultsFile, durableSettings, gitDescribe, machine, resultsPaths, rotated, runEntry, runOptions, scratchFolder, versionOf } from "../results.js";
+import { ResultsFile, belayFrom, durableSettings, gitDescribe, machine, resultsPaths, rotated, runEntry, runOptions, scratchFolder, versionOf } from "../results.js";
 import { runPgbench } from "./ceiling.js";
 import type { PromiseChildConfig } from "./config.js";
 import { SHAPE_NAMES, type ShapeName } from "./shapes.js";
@@ -53,7 +53,7 @@ const teardown = new Teardown();
 teardown.onTeardown(() => cluster?.stop());
 teardown.install("the child and the cluster");
 
-async function runChild(config: PromiseChildConfig, timeoutMs: number, profDir: string | null): Promise<{ records: PromiseRecord[]; code: number | null; timedOut: boolean }> {
+async function runChild(config: PromiseChildConfig, timeoutMs: number, profDir: string | null, nodeConditions: readonly string[]): Promise<{ records: PromiseRecord[]; code: number | null; timedOut: boolean }> {
   const records: PromiseRecord[] = [];
   const { code, timedOut } = await teardown.runChild(
     join(HERE, "runner.ts"),
@@ -62,6 +62,7 @@ async function runChild(config: PromiseChildConfig, timeoutMs: number, profDir: 
       env: { ...process.env, BENCH_PROMISES_CONFIG: JSON.stringify(config) },
       profDir,
       timeoutMs,
+      nodeConditions,
       onTimeout: () => log(`${config.label} run ${config.run}: child exceeded ${Math.round(timeoutMs / 1000)} s, killing its process group`),
     },
     (child) => {
@@ -93,8 +94,10 @@ async function main(): Promise<void> {
     settle_s: int(values, "settle-s"),
     cell_pause_ms: int(values, "cell-pause-ms"),
     pgbench: { seconds: int(values, "pgbench-seconds", 1), clients: ints(values["pgbench-clients"]!, "pgbench-clients"), scale: int(values, "pgbench-scale", 1) },
+    belay_from: values["belay-from"] ?? "dist",
   };
   const { jsonPath, profRoot } = resultsPaths(values, "promises-");
+  const belay = belayFrom(values, PKG);
   const scratch = scratchFolder(values, "belay-bench-promises-", teardown);
 
   const needsPg = systems.some((s) => s === "pgbench" || s === "postgres");
@@ -174,7 +177,7 @@ async function main(): Promise<void> {
         };
         if (def.system === "postgres" && cluster === null) throw new Error("postgres needs the cluster");
         const profDir = profRoot ? join(profRoot, `${name}-run${run}`) : null;
-        const result = await runChild(config, childTimeoutMs, profDir);
+        const result = await runChild(config, childTimeoutMs, profDir, belay.nodeConditions);
         for (const rec of result.records) records.push({ ...rec, loadavg1: load });
         if (result.code !== 0 || result.timedOut) {
           const error = result.timedOut ? `child killed after ${Math.round(childTimeoutMs / 1000)} s` : `child exited with ${result.code}`;
@@ -197,7 +200,7 @@ interface Meta {
   readonly machine: { readonly nproc: number; readonly cpu: string; readonly mem_gib: number; readonly kernel: string };
   readonly versions: Record<string, string | null>;
   readonly postgres_settings: Record<string, string>;
-  readonly settings: { readonly runs: number; readonly settle_s: number; readonly warmup_s: number; readonly seconds: number; readonly min_lifecycles: number; readonly live_roots: number; readonly pgbench: { readonly seconds: number; readonly scale: number } };
+  readonly settings: { readonly runs: number; readonly settle_s: number; readonly warmup_s: number; readonly seconds: number; readonly min_lifecycles: number; readonly live_roots: number; readonly belay_from?: string; readonly pgbench: { readonly seconds: number; readonly scale: number } };
   /** Where the raw records are. */
   readonly raw: string;
 }
@@ -212,7 +215,7 @@ function renderMarkdown(meta: Meta, records: readonly PromiseRecord[]): string {
     "",
     `Machine: ${meta.machine.nproc} cores (${meta.machine.cpu}), ${meta.machine.mem_gib} GiB, Linux ${meta.machine.kernel}. Node ${meta.versions.node}; ${meta.versions.postgres ?? "no PostgreSQL"}; better-sqlite3 ${meta.versions["better-sqlite3"]}; @resonatehq/sdk ${meta.versions["@resonatehq/sdk"]}. Belay at ${meta.git}.`,
     `PostgreSQL settings: ${Object.entries(pgSettings).map(([k, v]) => `${k}=${v}`).join(", ") || "–"} (every setting default; unix socket only).`,
-    `Settings: ${settings.runs} runs, system order rotated per run, CHECKPOINT + ${settings.settle_s} s settle before each system; per cell a fresh store, ${settings.warmup_s} s warm-up, then a window of ≥ ${settings.seconds} s and ≥ ${settings.min_lifecycles} lifecycles; ${settings.live_roots} live roots for the *-roots systems; pgbench ${settings.pgbench.seconds} s per client count (scale ${settings.pgbench.scale}).`,
+    `Settings: ${settings.runs} runs, system order rotated per run, CHECKPOINT + ${settings.settle_s} s settle before each system; per cell a fresh store, ${settings.warmup_s} s warm-up, then a window of ≥ ${settings.seconds} s and ≥ ${settings.min_lifecycles} lifecycles; ${settings.live_roots} live roots for the *-roots systems; pgbench ${settings.pgbench.seconds} s per client count (scale ${settings.pgbench.scale}). Belay ${settings.belay_from === "dist" ? "from its built packages (dist)" : "from its TypeScript sources (tsx)"}.`,
     `Raw results: ${meta.raw}`,
     "",
   ].join("\n");

@@ -3,19 +3,16 @@
 // loop, same latency grid and percentile rule. A runner reads its settings from BENCH_CONFIG
 // (JSON) and writes one line `@@bench {json}` per measurement on stdout; everything else it prints
 // is passed through to the harness log.
-import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { type ChildConfig, HARNESS_APP } from "./shared.js";
 
 export { type ChildConfig, HARNESS_APP };
 
-/**
- * The phase a piece of work belongs to. A phase that timed out is aborted: its loops stop, its
- * waits throw and anything it would still emit is dropped, so a straggler never pollutes the
- * next phase's numbers.
- */
-const phaseScope = new AsyncLocalStorage<AbortController>();
-const aborted = (): boolean => phaseScope.getStore()?.signal.aborted ?? false;
+// A phase's work carries its phase's abort signal (`PhaseRunner.run` hands it over): a phase that
+// timed out is aborted, its loops stop, its waits throw and anything it would still emit is
+// dropped, so a straggler never pollutes the next phase's numbers. Passed by hand rather than
+// kept in an `AsyncLocalStorage`, which turns on Node's promise hooks for the whole process: a
+// cost on every promise of the system measured, peers and Belay alike.
 
 export const cfg: ChildConfig = JSON.parse(process.env["BENCH_CONFIG"] ?? "null") as ChildConfig;
 if (cfg === null) throw new Error("BENCH_CONFIG is not set: runners are started by src/main.ts");
@@ -67,11 +64,12 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 
 export async function waitFor(
   pred: () => boolean | Promise<boolean>,
+  signal: AbortSignal,
   { intervalMs = 5, timeoutMs = cfg.phaseTimeoutMs, what = "condition" } = {},
 ): Promise<number> {
   const t0 = now();
   for (;;) {
-    if (aborted()) throw new Error(`phase aborted while waiting for ${what}`);
+    if (signal.aborted) throw new Error(`phase aborted while waiting for ${what}`);
     if (await pred()) return now();
     if (now() - t0 > timeoutMs) throw new Error(`timeout after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
     await sleep(intervalMs);
@@ -79,12 +77,12 @@ export async function waitFor(
 }
 
 /** Runs fn(i) for i in [0, total) with at most `conc` calls in flight. */
-export async function limited(total: number, conc: number, fn: (i: number) => Promise<unknown>): Promise<void> {
+export async function limited(total: number, conc: number, signal: AbortSignal, fn: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
   const lanes = Array.from({ length: Math.min(conc, total) }, async () => {
     for (;;) {
       const i = next++;
-      if (i >= total || aborted()) return;
+      if (i >= total || signal.aborted) return;
       await fn(i);
     }
   });
@@ -120,8 +118,9 @@ export interface Roles {
   readonly latency: "best" | "default" | "both" | null;
 }
 
-export function emit(phase: string, variant: string, data: Record<string, unknown>): void {
-  if (aborted()) return;
+/** Writes a measurement of the phase whose `signal` is given; nothing once that phase was aborted. */
+export function emit(signal: AbortSignal, phase: string, variant: string, data: Record<string, unknown>): void {
+  if (signal.aborted) return;
   const rec = { system: cfg.system, phase, variant, run: cfg.run, ...data };
   process.stdout.write(`@@bench ${JSON.stringify(rec)}\n`);
 }
@@ -164,18 +163,19 @@ export function makeLatencyRecorder() {
  */
 export async function runLatency(
   lat: ReturnType<typeof makeLatencyRecorder>,
+  signal: AbortSignal,
   enqueue: (i: number, t0: number) => Promise<unknown>,
 ): Promise<ReturnType<typeof latencyStats>> {
   const n = cfg.latencyJobs;
   const start = now() + 50;
   const pending: Promise<unknown>[] = [];
-  for (let i = 0; i < n && !aborted(); i++) {
+  for (let i = 0; i < n && !signal.aborted; i++) {
     const wait = start + i * cfg.latencyGapMs - now();
     if (wait > 0) await sleep(wait);
     pending.push(enqueue(i, now()));
   }
   await Promise.all(pending);
-  await waitFor(() => lat.seen >= n, { intervalMs: 10, what: "latency jobs" });
+  await waitFor(() => lat.seen >= n, signal, { intervalMs: 10, what: "latency jobs" });
   return latencyStats(lat.samples);
 }
 
@@ -188,7 +188,8 @@ export class PhaseRunner {
     this.#cleanups.push(fn);
   }
 
-  async run(phase: string, variant: string, fn: () => Promise<void>, extra: Record<string, unknown> = {}): Promise<boolean> {
+  /** Runs `fn` as phase `phase` of `variant`, handing it the phase's abort signal for its loops, waits and records. */
+  async run(phase: string, variant: string, fn: (signal: AbortSignal) => Promise<void>, extra: Record<string, unknown> = {}): Promise<boolean> {
     if (!cfg.phases.includes(phase)) return true;
     this.#cleanups = [];
     let timer: NodeJS.Timeout | undefined;
@@ -196,17 +197,17 @@ export class PhaseRunner {
     const scope = new AbortController();
     try {
       await Promise.race([
-        phaseScope.run(scope, fn),
+        fn(scope.signal),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`phase timed out after ${Math.round(cfg.phaseTimeoutMs / 1000)} s`)), cfg.phaseTimeoutMs);
         }),
       ]);
       return true;
     } catch (error) {
-      scope.abort();
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       console.error(`[${cfg.system}] ${phase} ${variant} failed: ${message}`);
-      emit(phase, variant, { ...extra, error: message, ms: Math.round(now() - started) });
+      emit(scope.signal, phase, variant, { ...extra, error: message, ms: Math.round(now() - started) });
+      scope.abort();
       for (const cleanup of this.#cleanups.reverse()) {
         await Promise.race([cleanup().catch((e) => console.error(`[${cfg.system}] cleanup: ${String(e)}`)), sleep(15_000)]);
       }

@@ -68,31 +68,31 @@ export async function runSystem(adapter: Adapter): Promise<void> {
   const phases = new PhaseRunner();
   const N = cfg.jobs;
   try {
-    await phases.run("enqueue_single", adapter.api.single, async () => {
+    await phases.run("enqueue_single", adapter.api.single, async (signal) => {
       const session = await adapter.open(ENQUEUE_VARIANT, true);
       phases.defer(() => session.close());
       const cpu = new CpuWindow();
-      await limited(N, cfg.enqueueInFlight, (i) => session.enqueue({ i }));
+      await limited(N, cfg.enqueueInFlight, signal, (i) => session.enqueue({ i }));
       const w = cpu.stop();
       await session.close();
-      emit("enqueue_single", adapter.api.single, { jobs: N, in_flight: cfg.enqueueInFlight, ms: Math.round(w.t_end - w.t_start), jobs_per_s: rate(N, w.t_end - w.t_start), ...w });
+      emit(signal, "enqueue_single", adapter.api.single, { jobs: N, in_flight: cfg.enqueueInFlight, ms: Math.round(w.t_end - w.t_start), jobs_per_s: rate(N, w.t_end - w.t_start), ...w });
     });
 
-    await phases.run("enqueue_batch", adapter.api.batch, async () => {
+    await phases.run("enqueue_batch", adapter.api.batch, async (signal) => {
       const session = await adapter.open(ENQUEUE_VARIANT, true);
       phases.defer(() => session.close());
       const cpu = new CpuWindow();
       await preload(session);
       const w = cpu.stop();
       await session.close();
-      emit("enqueue_batch", adapter.api.batch, { jobs: N, batch: cfg.batch, ms: Math.round(w.t_end - w.t_start), jobs_per_s: rate(N, w.t_end - w.t_start), ...w });
+      emit(signal, "enqueue_batch", adapter.api.batch, { jobs: N, batch: cfg.batch, ms: Math.round(w.t_end - w.t_start), jobs_per_s: rate(N, w.t_end - w.t_start), ...w });
     });
 
     for (const concurrency of cfg.concurrency) {
       for (const [variant, spec] of Object.entries(adapter.variants)) {
         if ((spec.roles.process === null && !spec.optIn) || !wanted(variant) || (spec.optIn && !cfg.variants.includes(variant))) continue;
         const extra = { concurrency, roles: spec.roles };
-        await phases.run("process", variant, async () => {
+        await phases.run("process", variant, async (signal) => {
           const loader = await adapter.open(variant, true);
           phases.defer(() => loader.close());
           await preload(loader);
@@ -119,16 +119,16 @@ export async function runSystem(adapter: Adapter): Promise<void> {
             tEnd = now();
             done = await session.completed();
           } else {
-            await waitFor(() => handled >= N, { intervalMs: 5, what: `${N} handler starts (${handled} so far)` });
+            await waitFor(() => handled >= N, signal, { intervalMs: 5, what: `${N} handler starts (${handled} so far)` });
             lastHandler = now();
-            tEnd = await waitFor(async () => (await session.completed()) >= N, { intervalMs: 5, what: "every job completed in the store" });
+            tEnd = await waitFor(async () => (await session.completed()) >= N, signal, { intervalMs: 5, what: "every job completed in the store" });
             done = N;
           }
           const w = cpu.stop();
           const trace = session.trace?.() ?? {};
           await session.close();
           if (firstStart === null) throw new Error("no handler ever started");
-          emit("process", variant, {
+          emit(signal, "process", variant, {
             ...extra,
             jobs: done,
             handled,
@@ -150,7 +150,7 @@ export async function runSystem(adapter: Adapter): Promise<void> {
     for (const [variant, spec] of Object.entries(adapter.variants)) {
       if (spec.roles.latency === null || !wanted(variant)) continue;
       const extra = { concurrency: cfg.latencyConcurrency, roles: spec.roles };
-      await phases.run("latency", variant, async () => {
+      await phases.run("latency", variant, async (signal) => {
         const session = await adapter.open(variant, true);
         phases.defer(() => session.close());
         const lat = makeLatencyRecorder();
@@ -159,10 +159,10 @@ export async function runSystem(adapter: Adapter): Promise<void> {
         });
         await sleep(1500); // workers idle
         const cpu = new CpuWindow();
-        const stats = await runLatency(lat, (i, t0) => session.enqueue({ i, t0 }));
+        const stats = await runLatency(lat, signal, (i, t0) => session.enqueue({ i, t0 }));
         const w = cpu.stop();
         await session.close();
-        emit("latency", variant, { ...extra, ...stats, gap_ms: cfg.latencyGapMs, settings: spec.settings, ...w });
+        emit(signal, "latency", variant, { ...extra, ...stats, gap_ms: cfg.latencyGapMs, settings: spec.settings, ...w });
       }, extra);
     }
   } finally {

@@ -5,6 +5,7 @@ import { Statements, asStoreError, openConnection } from "./connection.js";
 import { LockedConnection } from "./locked-connection.js";
 import { PROMISE_SURFACE } from "./migrate.js";
 import { InsertConflict, type PromiseContext, applyPromiseEffects, loadPromiseRows } from "./sql/promise-rows.js";
+import { OutboxRevisions } from "./sql/promise-revisions.js";
 import { acknowledgeOutbox, dueTimers, promiseReader, releaseOutbox, resetPromises, takeOutbox } from "./sql/promise-scans.js";
 import { type ResolvedSqlitePromiseStoreConfig, resolveSqlitePromiseStoreConfig, type SqlitePromiseStoreConfig } from "./sqlite-promise-store-config.js";
 import { tablesFor } from "./tables.js";
@@ -18,12 +19,25 @@ const MAX_RUNS = 3;
  */
 export const MAX_GROUP = 32;
 
-/** A write waiting for its group. */
-interface QueuedWrite {
+/** A write: its transaction's work, and how many times it ran (an insert conflict runs it again). */
+interface Write {
+  readonly kind: "write";
   readonly operation: string;
   readonly work: (tx: PromiseTransaction) => Promise<unknown>;
-  /** Runs so far (an insert conflict runs it again). */
   runs: number;
+}
+
+/** A read: one snapshot, outside any write. */
+interface Read {
+  readonly kind: "read";
+  readonly work: (reader: PromiseReader) => Promise<unknown>;
+}
+
+type Operation = Write | Read;
+
+/** An operation waiting for its turn, and its caller's answer. */
+interface Waiting {
+  readonly operation: Operation;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -63,11 +77,12 @@ export class SqlitePromiseBackend implements PromiseBackend {
   readonly #conn: LockedConnection;
   readonly #q: Statements;
   readonly #outboxListeners = new Listeners();
+  readonly #revisions = new OutboxRevisions();
   #hook: StepHook | null = null;
-  /** Writes waiting for a group, in the order they were asked for. */
-  readonly #queue: QueuedWrite[] = [];
-  /** The group queued for the lock or running, if any; it settles once the next one (if writes wait) is queued. */
-  #group: Promise<void> | null = null;
+  /** Operations waiting for their turn on the connection, in the order they were asked for. */
+  readonly #queue: Waiting[] = [];
+  /** The turn queued for the lock or running, if any; it settles once the next one (if any waits) is queued. */
+  #turn: Promise<void> | null = null;
   #closing = false;
 
   constructor(config: SqlitePromiseStoreConfig) {
@@ -91,92 +106,149 @@ export class SqlitePromiseBackend implements PromiseBackend {
   }
 
   migrate(): Promise<MigrateResult> {
+    if (this.#closing) return Promise.reject(new StoreClosedError());
     return this.#conn.migrate();
   }
 
-  /** Refuses later writes, lets every write asked for before it commit (or fail), then closes the connection. */
+  /**
+   * Refuses every later call at once, lets every operation asked for before it run (writes commit
+   * or fail), then closes the connection.
+   */
   async close(): Promise<void> {
     this.#closing = true;
     this.#outboxListeners.clear();
-    while (this.#group !== null) await this.#group;
+    while (this.#turn !== null) await this.#turn;
     return this.#conn.close();
   }
 
   transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T> {
+    return this.#ask<T>({ kind: "write", operation, work: work as (tx: PromiseTransaction) => Promise<unknown>, runs: 0 });
+  }
+
+  /** Reads the promise schema's version afresh (not the check cached at the first operation): the file answers and the tables are there. */
+  ping(): Promise<void> {
+    if (this.#closing) return Promise.reject(new StoreClosedError());
+    return this.#conn.ping();
+  }
+
+  /** In-process and lossy: `listener` hears of this instance's commits that wrote outbox messages. */
+  subscribeOutbox(listener: () => void): () => void {
+    if (this.#closing) throw new StoreClosedError();
+    this.#conn.assertOpen();
+    return this.#outboxListeners.subscribe(listener);
+  }
+
+  read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T> {
+    return this.#ask<T>({ kind: "read", work: work as (reader: PromiseReader) => Promise<unknown> });
+  }
+
+  /** Queues an operation behind every one asked for before it, reads and writes alike. */
+  #ask<T>(operation: Operation): Promise<T> {
     if (this.#closing) return Promise.reject(new StoreClosedError());
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ operation, work: work as (tx: PromiseTransaction) => Promise<unknown>, runs: 0, resolve: resolve as (value: unknown) => void, reject });
-      this.#startGroup();
+      this.#queue.push({ operation, resolve: resolve as (value: unknown) => void, reject });
+      this.#nextTurn();
     });
   }
 
-  /** Queues a group (one transaction) under the connection's lock, unless one is queued or running. */
-  #startGroup(): void {
-    if (this.#group !== null || this.#queue.length === 0) return;
-    this.#group = this.#conn
-      .run(() => this.#runGroup())
+  /** Takes the connection's lock for the next turn (a read, or a group of writes), unless a turn is queued or running. */
+  #nextTurn(): void {
+    if (this.#turn !== null || this.#queue.length === 0) return;
+    this.#turn = this.#conn
+      .run(() => this.#runTurn())
       .catch((error: unknown) => {
-        // The lock or the connection refused the group before it began (closed, wrong schema):
-        // every write queued now gets that answer, as each would have on its own.
-        for (const write of this.#queue.splice(0)) write.reject(error);
+        // The connection refused the turn before it began (closed, wrong schema): the operations
+        // waiting now get that answer, as each would have on its own.
+        for (const waiting of this.#queue.splice(0)) waiting.reject(error);
       })
       .finally(() => {
-        this.#group = null;
-        this.#startGroup();
+        this.#turn = null;
+        this.#nextTurn();
       });
   }
 
+  /** One turn under the lock: the operation at the head of the queue, with the writes right behind it if it is a write. */
+  async #runTurn(): Promise<void> {
+    const head = this.#queue[0];
+    if (head === undefined) return;
+    if (head.operation.kind === "read") {
+      this.#queue.shift();
+      const { work } = head.operation;
+      await this.#conn.runner.readAsync(() => work(promiseReader(this.#q))).then(head.resolve, head.reject);
+      return;
+    }
+    await this.#runGroup();
+  }
+
   /**
-   * Group commit: runs the queued writes one after another in one `BEGIN IMMEDIATE` transaction,
-   * each from its own savepoint, and commits them together once no write is waiting (or
-   * {@link MAX_GROUP} have run); each resolves only after that commit, so every answer is as
-   * durable as before and the order is the order they queued in, as if each had committed alone.
-   * One commit writes each page the group dirtied once, instead of once per write. A write that
-   * fails rolls back to its savepoint and rejects, the others go on; a failure that ends the
-   * whole transaction (SQLite's own rollback on an I/O error, a failed commit) rejects every write
-   * of the group, none of which resolved. With a step hook installed every write is a group of
-   * its own, so a test that parks one write never waits on another's answer.
+   * Group commit: runs the writes at the head of the queue one after another in one `BEGIN
+   * IMMEDIATE` transaction, each from its own savepoint, and commits them together once the next
+   * operation asked for is not a write (none, or a read) or {@link MAX_GROUP} writes have run;
+   * each resolves only after that commit, so every answer is as durable as before and the order
+   * is the order they were asked in, as if each had committed alone. One commit writes each page
+   * the group dirtied once, instead of once per write. A write that fails rolls back to its
+   * savepoint and rejects, the others go on; a failure that ends the whole transaction (SQLite's
+   * own rollback on an I/O error, a failed commit) rejects every write of the group, none of which
+   * resolved. While a step hook is installed a group holds one write, so a test that parks one
+   * write never waits on another's answer, and every write meets the hook installed when it runs.
    */
   async #runGroup(): Promise<void> {
     const runner = this.#conn.runner;
-    const hook = this.#hook;
-    const head = this.#queue[0];
-    if (head === undefined) return;
+    const head = this.#queue.shift()!;
     try {
       await runner.begin();
+      this.#revisions.refill(this.#q);
     } catch (error) {
-      this.#queue.shift();
-      head.reject(error);
+      this.#abandon();
+      head.reject(asStoreError(error));
       return;
     }
-    const done: { readonly write: QueuedWrite; readonly result: unknown }[] = [];
+    // Every write taken for this group, until it settles: none may be left hanging, whatever throws.
+    const taken: Waiting[] = [head];
+    const done: { readonly waiting: Waiting; readonly result: unknown }[] = [];
     let wroteOutbox = false;
-    const limit = hook === null ? MAX_GROUP : 1;
-    while (done.length < limit) {
-      const write = this.#queue.shift();
-      if (write === undefined) break;
-      const outcome = await this.#runInGroup(write, hook);
-      if (outcome.ok) {
-        done.push({ write, result: outcome.result });
-        if (outcome.wroteOutbox) wroteOutbox = true;
-      } else if (!runner.inTransaction) {
-        // SQLite rolled the transaction back: the writes before this one are gone with it.
-        write.reject(outcome.error);
-        for (const earlier of done) earlier.write.reject(outcome.error);
-        return;
-      } else {
-        write.reject(outcome.error);
-      }
-    }
     try {
+      for (let next: Waiting | undefined = head, ran = 1; next !== undefined; ran++) {
+        const waiting: Waiting = next;
+        const hook = this.#hook;
+        const outcome = await this.#runInGroup(waiting.operation as Write, hook);
+        if (outcome.ok) {
+          done.push({ waiting, result: outcome.result });
+          if (outcome.wroteOutbox) wroteOutbox = true;
+        } else if (!runner.inTransaction) {
+          // SQLite rolled the transaction back: the writes before this one are gone with it.
+          throw outcome.error;
+        } else {
+          taken.splice(taken.indexOf(waiting), 1);
+          waiting.reject(outcome.error);
+        }
+        next = undefined;
+        if (this.#hook === null && hook === null && ran < MAX_GROUP && this.#queue[0]?.operation.kind === "write") {
+          next = this.#queue.shift()!;
+          taken.push(next);
+        }
+      }
       runner.commit();
     } catch (error) {
-      for (const { write } of done) write.reject(error);
+      this.#abandon();
+      for (const waiting of taken) waiting.reject(asStoreError(error));
       return;
     }
-    for (const { write, result } of done) write.resolve(result);
-    // Committed: tell the listeners, outside the lock (a listener may call the store at once).
+    this.#revisions.committed();
+    for (const { waiting, result } of done) waiting.resolve(result);
+    // Committed: tell the listeners (synchronously, a listener that calls the store queues behind).
     if (wroteOutbox) this.#outboxListeners.announce();
+  }
+
+  /** Ends a group that cannot commit: its transaction rolled back (if SQLite has not) and its revision block forgotten. */
+  #abandon(): void {
+    this.#revisions.rolledBack();
+    try {
+      this.#conn.runner.rollback();
+    } catch {
+      // The connection could not even roll back: the writes fail with the error that ended them,
+      // and the next BEGIN reports what is wrong with the connection.
+    }
   }
 
   /**
@@ -185,13 +257,14 @@ export class SqlitePromiseBackend implements PromiseBackend {
    * the contract asks of every store.
    */
   async #runInGroup(
-    write: QueuedWrite,
+    write: Write,
     hook: StepHook | null,
   ): Promise<{ readonly ok: true; readonly result: unknown; readonly wroteOutbox: boolean } | { readonly ok: false; readonly error: unknown }> {
     const runner = this.#conn.runner;
     const { operation } = write;
     const ctx: PromiseContext = {
       q: this.#q,
+      revisions: this.#revisions,
       step: async (name) => {
         if (hook !== null) await hook({ operation, step: name });
       },
@@ -244,20 +317,5 @@ export class SqlitePromiseBackend implements PromiseBackend {
         return { ok: false, error: asStoreError(error) };
       }
     }
-  }
-
-  /** Reads the promise schema's version afresh (not the check cached at the first operation): the file answers and the tables are there. */
-  ping(): Promise<void> {
-    return this.#conn.ping();
-  }
-
-  /** In-process and lossy: `listener` hears of this instance's commits that wrote outbox messages. */
-  subscribeOutbox(listener: () => void): () => void {
-    this.#conn.assertOpen();
-    return this.#outboxListeners.subscribe(listener);
-  }
-
-  read<T>(work: (reader: PromiseReader) => Promise<T>): Promise<T> {
-    return this.#conn.run(() => this.#conn.runner.readAsync(() => work(promiseReader(this.#q))));
   }
 }

@@ -39,10 +39,11 @@ function sleep(ms: number): Promise<void> {
 }
 
 /**
- * Runs operations on the store's own connection: each write is one `BEGIN IMMEDIATE` transaction
- * (the write lock is taken before anything is read, so check-then-write inside it is atomic
- * against every other connection and process); multi-statement reads run in a deferred
- * transaction for one consistent snapshot.
+ * Runs operations on the store's own connection: each write runs in a `BEGIN IMMEDIATE`
+ * transaction (the write lock is taken before anything is read, so check-then-write inside it is
+ * atomic against every other connection and process) — its own (`write`), or one a caller opens
+ * with `begin` and shares between writes from savepoints (the promise surface's group commit);
+ * multi-statement reads run in a deferred transaction for one consistent snapshot.
  */
 export class TransactionRunner {
   readonly #db: Connection;
@@ -117,7 +118,11 @@ export class TransactionRunner {
     try {
       this.#commit.run();
     } catch (error) {
-      this.rollback();
+      try {
+        this.rollback();
+      } catch {
+        // The commit's own failure is the one to report.
+      }
       throw asStoreError(error);
     }
   }

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { SqlitePromiseStore } from "../src/index.js";
 import type { PromiseEffects, PromiseTransaction } from "@belay/contract";
 import { MAX_GROUP, SqlitePromiseBackend, WAL_AUTOCHECKPOINT_PAGES } from "../src/sqlite-promise-backend.js";
+import { REVISION_BLOCK } from "../src/sql/promise-revisions.js";
 import { databaseFiles } from "./support/files.js";
 
 // What SqlitePromiseStore adds to the contract's front: its config, its transactions under the
@@ -145,6 +146,42 @@ describe("SqlitePromiseStore", () => {
     const [third] = await reopened.takeOutbox({ now: T + 3_000, max: 10, leaseMs: 1_000 });
     expect(third).toMatchObject({ key: "execute:p1", message: { data: { task: { version: 1 } } }, createdAt: T + 3_000, takes: 1 });
     await reopened.close();
+  });
+
+  it(`outbox tokens are never handed out twice across connections that draw revisions in blocks of ${REVISION_BLOCK}, nor after a reopen; the counter row is written once a block`, async () => {
+    const { path, store: a } = await migratedStore();
+    const b = new SqlitePromiseStore({ path });
+    const tokens: number[] = [];
+    const counter = () => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return (db.prepare('SELECT revision FROM "belay_outbox_revision"').get() as { revision: number }).revision;
+      } finally {
+        db.close();
+      }
+    };
+    // Both connections write and take messages, interleaved: each draws from its own block.
+    for (let i = 0; i < 60; i++) {
+      const store = i % 2 === 0 ? a : b;
+      await store.handle({ kind: "promise.create", id: `p${i}`, timeoutAt: T + 600_000, tags: target }, T);
+      for (const delivery of await store.takeOutbox({ now: T + i * 2_000, max: 5, leaseMs: 1_000 })) {
+        tokens.push(delivery.token);
+        if (i % 3 === 0) await store.releaseOutbox({ deliveries: [delivery], now: T + i * 2_000 });
+      }
+    }
+    // Two blocks reserved in all, however many messages were written and taken.
+    expect(counter()).toBe(2 * REVISION_BLOCK);
+    await a.close();
+    // A reopened connection reserves past every block handed out before.
+    const c = new SqlitePromiseStore({ path });
+    for (const delivery of await c.takeOutbox({ now: T + 10_000_000, max: 100, leaseMs: 1_000 })) tokens.push(delivery.token);
+    // A take larger than a block draws exactly what it needs from the counter.
+    for (let i = 0; i < REVISION_BLOCK + 10; i++) await b.handle({ kind: "promise.create", id: `bulk${i}`, timeoutAt: T + 600_000, tags: target }, T);
+    for (const delivery of await c.takeOutbox({ now: T + 20_000_000, max: REVISION_BLOCK + 60, leaseMs: 1_000 })) tokens.push(delivery.token);
+    expect(tokens.length).toBeGreaterThan(REVISION_BLOCK + 60);
+    expect(new Set(tokens).size, "a token was handed out twice").toBe(tokens.length);
+    await b.close();
+    await c.close();
   });
 
   it("ping reads the schema afresh: before migrate() and after the tables went it throws SchemaNotMigratedError", async () => {
@@ -322,6 +359,69 @@ describe("SqlitePromiseStore", () => {
       expect(order).toEqual(ids);
       expect(idsIn(path)).toEqual(ids);
       await store.close();
+    });
+
+    it("a read waits for the writes asked before it, even when they cannot share one commit", async () => {
+      const { store } = await migratedStore();
+      let release!: () => void;
+      const parked = new Promise<void>((resolve) => (release = resolve));
+      let reached!: () => void;
+      const atCommit = new Promise<void>((resolve) => (reached = resolve));
+      let parking = true;
+      // With a hook every write commits alone: the first parks at its commit; then a second write
+      // and a read are asked for, in that order.
+      store.setStepHook(({ operation, step }) => {
+        if (operation !== "promise.create" || step !== "commit" || !parking) return undefined;
+        parking = false;
+        reached();
+        return parked;
+      });
+      const first = store.handle({ kind: "promise.create", id: "first", timeoutAt: T + 60_000 }, T);
+      await atCommit;
+      const second = store.handle({ kind: "promise.create", id: "second", timeoutAt: T + 60_000 }, T);
+      const snapshot = store.snapshot(T);
+      release();
+      expect((await first).status).toBe(200);
+      expect((await second).status).toBe(200);
+      expect((await snapshot).promises.map((promise) => promise.id).sort()).toEqual(["first", "second"]);
+      await store.close();
+    });
+
+    it("a step hook installed while a group runs meets every write that runs after it", async () => {
+      const { backend } = await migratedBackend();
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const first = backend.transact("first", async (tx) => {
+        started();
+        await gate;
+        await tx.apply(inserting("first"));
+      });
+      const second = backend.transact("second", async (tx) => {
+        await tx.step("second's step");
+        await tx.apply(inserting("second"));
+      });
+      await running;
+      const seen: string[] = [];
+      backend.setStepHook(({ operation, step }) => void seen.push(`${operation}: ${step}`));
+      open();
+      await Promise.all([first, second]);
+      expect(seen).toContain("second: second's step");
+      expect(seen).toContain("second: commit");
+      await backend.close();
+    });
+
+    it("close refuses every later call at once, while the operations asked before it still finish", async () => {
+      const { store } = await migratedStore();
+      const writing = store.handle({ kind: "promise.create", id: "asked-before-close", timeoutAt: T + 60_000 }, T);
+      const closed = store.close();
+      await expect(store.snapshot(T)).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
+      await expect(store.ping()).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
+      await expect(store.migrate()).rejects.toMatchObject({ code: "BELAY_STORE_CLOSED" });
+      expect(() => store.subscribeOutbox(() => undefined)).toThrow(expect.objectContaining({ code: "BELAY_STORE_CLOSED" }));
+      expect((await writing).status).toBe(200);
+      await closed;
     });
 
     it("close lets every write asked for before it commit, then refuses the next", async () => {

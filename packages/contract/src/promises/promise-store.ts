@@ -269,9 +269,12 @@ export interface PromiseBackend {
   migrate(): Promise<MigrateResult>;
   close(): Promise<void>;
   /**
-   * Runs `work` as one transaction and commits it (durably) before resolving. On a retriable
-   * conflict (serialization failure, deadlock, busy, a unique violation of an insert) it rolls
-   * back and runs `work` again, a few times, then throws `TransientStoreError`.
+   * Runs `work` atomically and commits it (durably) before resolving: in a transaction of its
+   * own, or from a savepoint inside one it shares with other operations that commit together
+   * (group commit), as long as each sees the others' writes as if they had committed before it
+   * and none resolves before that commit. On a retriable conflict (serialization failure,
+   * deadlock, busy, a unique violation of an insert) it rolls back (to its savepoint) and runs
+   * `work` again, a few times, then throws `TransientStoreError`.
    */
   transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T>;
   /** Runs `work` on one consistent read. */

@@ -3,6 +3,7 @@ import type {
 } from "@belay/contract";
 import type { Statements } from "../connection.js";
 import type { Tables } from "../tables.js";
+import type { OutboxRevisions } from "./promise-revisions.js";
 
 // The promise surface's keyed reads and writes: the rows the contract's machine asks for, and the
 // effects it decided, inside the operation's `BEGIN IMMEDIATE` transaction (shared with the writes
@@ -13,6 +14,8 @@ import type { Tables } from "../tables.js";
 /** What the promise surface's statements receive: the connection's prepared statements and the step hook. */
 export interface PromiseContext {
   readonly q: Statements;
+  /** Where the operation's outbox revisions come from (the connection's reserved block). */
+  readonly revisions: OutboxRevisions;
   /** Calls the step hook (if installed) at a named point of the operation. */
   readonly step: (name: string) => Promise<void>;
 }
@@ -213,7 +216,7 @@ export const insertTask = (t: Tables) => `INSERT INTO ${t.tasks} (id, state, ver
 export const updateTask = (t: Tables) => `UPDATE ${t.tasks} SET state = ?, version = ?, resumes = ?, pid = ?, ttl = ?, timer_at = ? WHERE id = ?`;
 const insertCallback = (t: Tables) => `INSERT INTO ${t.callbacks} (awaited, awaiter) VALUES (?, ?) ON CONFLICT DO NOTHING`;
 const insertListener = (t: Tables) => `INSERT INTO ${t.listeners} (promise_id, address) VALUES (?, ?) ON CONFLICT DO NOTHING`;
-/** Reserves `?` revisions; returns the last (the counter only rises, so no revision is ever handed out twice). */
+/** Reserves `?` revisions; returns the last (the counter only rises, so no revision is ever handed out twice; see `OutboxRevisions`). */
 export const reserveRevisions = (t: Tables) => `UPDATE ${t.outboxRevision} SET revision = revision + ? WHERE id = 1 RETURNING revision`;
 /** A task's one `execute`: a newer dispatch replaces it — a new message, written now, never taken. */
 export const upsertExecute = (t: Tables) =>
@@ -278,8 +281,7 @@ export async function applyPromiseEffects(ctx: PromiseContext, effects: PromiseE
   for (const { promiseId, address } of effects.listenersAdded) q.get(insertListener).run(promiseId, address);
   let wroteOutbox = false;
   if (effects.outbox.length > 0) {
-    const { revision: last } = q.get(reserveRevisions).get(effects.outbox.length) as { revision: number };
-    let revision = last - effects.outbox.length;
+    let revision = ctx.revisions.take(q, effects.outbox.length) - 1;
     for (const write of effects.outbox) {
       revision++;
       // A message is written when it first becomes available: the operation's instant.

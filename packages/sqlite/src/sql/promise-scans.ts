@@ -3,7 +3,7 @@ import type { Statements } from "../connection.js";
 import type { Tables } from "../tables.js";
 import {
   PROMISE_COLUMNS, type PromiseContext, type PromiseSqlRow, SCHEDULE_COLUMNS, type ScheduleSqlRow, TASK_COLUMNS, type TaskSqlRow,
-  promiseOf, reserveRevisions, selectListeners, selectPromise, scheduleOf, taskOf,
+  promiseOf, selectListeners, selectPromise, scheduleOf, taskOf,
 } from "./promise-rows.js";
 
 // The promise surface's scans: due timers and the outbox by their time-ordered indexes, in bounded
@@ -72,8 +72,7 @@ export function takeOutbox(ctx: PromiseContext, now: Instant, max: number, until
       : q.get(selectAvailableOutboxFiltered).all({ now, max, addresses: JSON.stringify(filter.addresses), prefixes: JSON.stringify(filter.prefixes) })
   ) as OutboxKey[];
   if (due.length === 0) return [];
-  const { revision: last } = q.get(reserveRevisions).get(due.length) as { revision: number };
-  let revision = last - due.length;
+  let revision = ctx.revisions.take(q, due.length) - 1;
   return due.map(({ kind, id, address }) => {
     revision++;
     const { version, createdAt, takes } = q.get(markTaken).get(until, revision, kind, id, address) as { version: number; createdAt: Instant; takes: number };
@@ -92,13 +91,12 @@ export function acknowledgeOutbox(ctx: PromiseContext, rows: readonly OutboxRef[
 /**
  * Makes messages still at the revision of their take available at `at`, each at a new revision
  * (so the old token touches it no more). Says whether any was handed back. Revisions are reserved
- * for every row given: a row that moved on leaves a gap, and revisions need only rise.
+ * for every row given: a row that moved on leaves a gap, and revisions need only be new.
  */
 export function releaseOutbox(ctx: PromiseContext, rows: readonly OutboxRef[], at: Instant): boolean {
   if (rows.length === 0) return false;
   const { q } = ctx;
-  const { revision: last } = q.get(reserveRevisions).get(rows.length) as { revision: number };
-  let revision = last - rows.length;
+  let revision = ctx.revisions.take(q, rows.length) - 1;
   let released = false;
   const statement = q.get(markReleased);
   for (const { kind, id, address, revision: taken } of rows) {

@@ -75,6 +75,7 @@ export function belayFrom(values: Record<string, string>, pkg: string): { readon
     cwd: resolve(pkg, ".."),
     stdio: ["ignore", "inherit", "inherit"],
   });
+  if (built.error !== undefined) throw new Error(`could not run pnpm to build Belay's packages (${built.error.message}); run with --belay-from source`, { cause: built.error });
   if (built.status !== 0) throw new Error(`building Belay's packages failed (exit ${built.status ?? built.signal}); fix the build or run with --belay-from source`);
   return { from, nodeConditions: [] };
 }

@@ -1,4 +1,4 @@
-import type { PromiseEffects, PromiseRow, RowKey, TaskRow } from "@belay/contract";
+import { NO_EFFECTS, type PromiseEffects, type PromiseRow, type RowKey, type TaskRow } from "@belay/contract";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresPromiseStore } from "../src/index.js";
@@ -122,21 +122,8 @@ describe.skipIf(url === undefined)(`postgres promise query plans (${target.reaso
 
   const promise = (id: string): PromiseRow => ({ id, state: "pending", param: {}, value: {}, tags: {}, timeoutAt: NOW + 60_000, createdAt: NOW, settledAt: null });
   const task = (id: string): TaskRow => ({ id, state: "acquired", version: 1, resumes: 0, pid: "w", ttl: 60_000, timerAt: NOW + 60_000 });
-  const none: PromiseEffects = {
-    promises: [],
-    tasks: [],
-    callbacksOnDeleted: [],
-    callbacksOfDeleted: [],
-    callbacksAdded: [],
-    listenersDeleted: [],
-    listenersAdded: [],
-    executesDeleted: [],
-    outbox: [],
-    schedules: [],
-    schedulesDeleted: [],
-  };
   const load = async (keys: RowKey[]) => (await captured((session) => loadPromiseRows(session, sql, keys, new TransactionMemo())))[0]!;
-  const apply = async (effects: Partial<PromiseEffects>) => (await captured((session) => applyPromiseEffects(session, sql, { ...none, ...effects }, new TransactionMemo())))[0]!;
+  const apply = async (effects: Partial<PromiseEffects>) => (await captured((session) => applyPromiseEffects(session, sql, { ...NO_EFFECTS, ...effects }, new TransactionMemo())))[0]!;
 
   for (const mode of ["custom", "generic"] as const) {
     it(`the timeout scan reads the pending-deadline and task-timer indexes (${mode} plan)`, async () => {

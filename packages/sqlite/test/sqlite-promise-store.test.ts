@@ -2,7 +2,7 @@ import { existsSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { SqlitePromiseStore } from "../src/index.js";
-import type { PromiseEffects, PromiseTransaction } from "@belay/contract";
+import { NO_EFFECTS, type PromiseEffects, type PromiseTransaction } from "@belay/contract";
 import { MAX_GROUP, SqlitePromiseBackend, WAL_AUTOCHECKPOINT_PAGES } from "../src/sqlite-promise-backend.js";
 import { REVISION_BLOCK } from "../src/sql/promise-revisions.js";
 import { databaseFiles } from "./support/files.js";
@@ -267,17 +267,8 @@ describe("SqlitePromiseStore", () => {
   describe("group commit: writes that queue while one runs share its transaction", () => {
     /** Effects that insert one pending promise `id`. */
     const inserting = (id: string): PromiseEffects => ({
+      ...NO_EFFECTS,
       promises: [{ row: { id, state: "pending", param: {}, value: {}, tags: {}, timeoutAt: T + 60_000, createdAt: T, settledAt: null }, insert: true }],
-      tasks: [],
-      callbacksOnDeleted: [],
-      callbacksOfDeleted: [],
-      callbacksAdded: [],
-      listenersDeleted: [],
-      listenersAdded: [],
-      executesDeleted: [],
-      outbox: [],
-      schedules: [],
-      schedulesDeleted: [],
     });
     const idsIn = (path: string): string[] => {
       const db = new Database(path, { readonly: true });

@@ -15,7 +15,7 @@ export type {
 export { PROMISE_KINDS } from "./requests.js";
 export type * from "./requests.js";
 export type * from "./rows.js";
-export { noEffects, outboxAccepts } from "./rows.js";
+export { NO_EFFECTS, noEffects, outboxAccepts } from "./rows.js";
 export { DEFAULT_PROMISE_BOUNDS, resolvePromiseBounds, assertPromiseRequest } from "./checks.js";
 export type { PromiseBounds } from "./checks.js";
 export {

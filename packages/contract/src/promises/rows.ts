@@ -145,6 +145,21 @@ export interface PromiseEffects {
   readonly schedulesDeleted: readonly string[];
 }
 
+/** Effects that write nothing: a base for effects built by hand (tests, tools) with `{ ...NO_EFFECTS, promises: [...] }`. */
+export const NO_EFFECTS: PromiseEffects = Object.freeze({
+  promises: [],
+  tasks: [],
+  callbacksOnDeleted: [],
+  callbacksOfDeleted: [],
+  callbacksAdded: [],
+  listenersDeleted: [],
+  listenersAdded: [],
+  executesDeleted: [],
+  outbox: [],
+  schedules: [],
+  schedulesDeleted: [],
+});
+
 /** Whether `effects` writes nothing. */
 export function noEffects(effects: PromiseEffects): boolean {
   return (

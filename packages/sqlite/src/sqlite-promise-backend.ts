@@ -5,7 +5,7 @@ import { Statements, asStoreError, openConnection } from "./connection.js";
 import { LockedConnection } from "./locked-connection.js";
 import { PROMISE_SURFACE } from "./migrate.js";
 import { InsertConflict, type PromiseContext, applyPromiseEffects, loadPromiseRows } from "./sql/promise-rows.js";
-import { OutboxRevisions } from "./sql/promise-revisions.js";
+import { OutboxRevisions } from "./outbox-revisions.js";
 import { acknowledgeOutbox, dueTimers, promiseReader, releaseOutbox, resetPromises, takeOutbox } from "./sql/promise-scans.js";
 import { type ResolvedSqlitePromiseStoreConfig, resolveSqlitePromiseStoreConfig, type SqlitePromiseStoreConfig } from "./sqlite-promise-store-config.js";
 import { tablesFor } from "./tables.js";

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { SqlitePromiseStore } from "../src/index.js";
 import { NO_EFFECTS, type PromiseEffects, type PromiseTransaction } from "@belay/contract";
 import { MAX_GROUP, SqlitePromiseBackend, WAL_AUTOCHECKPOINT_PAGES } from "../src/sqlite-promise-backend.js";
-import { REVISION_BLOCK } from "../src/sql/promise-revisions.js";
+import { REVISION_BLOCK } from "../src/outbox-revisions.js";
 import { databaseFiles } from "./support/files.js";
 
 // What SqlitePromiseStore adds to the contract's front: its config, its transactions under the

@@ -3,7 +3,7 @@ import type {
 } from "@belay/contract";
 import type { Statements } from "../connection.js";
 import type { Tables } from "../tables.js";
-import type { OutboxRevisions } from "./promise-revisions.js";
+import type { OutboxRevisions } from "../outbox-revisions.js";
 
 // The promise surface's keyed reads and writes: the rows the contract's machine asks for, and the
 // effects it decided, inside the operation's `BEGIN IMMEDIATE` transaction (shared with the writes

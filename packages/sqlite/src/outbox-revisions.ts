@@ -1,5 +1,5 @@
-import type { Statements } from "../connection.js";
-import { reserveRevisions } from "./promise-rows.js";
+import type { Statements } from "./connection.js";
+import { reserveRevisions } from "./sql/promise-rows.js";
 
 /** Revisions a connection reserves at once, when fewer than {@link REFILL_BELOW} are left. */
 export const REVISION_BLOCK = 1024;

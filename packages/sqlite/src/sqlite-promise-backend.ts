@@ -19,12 +19,11 @@ const MAX_RUNS = 3;
  */
 export const MAX_GROUP = 32;
 
-/** A write: its transaction's work, and how many times it ran (an insert conflict runs it again). */
+/** A write: its transaction's work. */
 interface Write {
   readonly kind: "write";
   readonly operation: string;
   readonly work: (tx: PromiseTransaction) => Promise<unknown>;
-  runs: number;
 }
 
 /** A read: one snapshot, outside any write. */
@@ -122,7 +121,7 @@ export class SqlitePromiseBackend implements PromiseBackend {
   }
 
   transact<T>(operation: string, work: (tx: PromiseTransaction) => Promise<T>): Promise<T> {
-    return this.#ask<T>({ kind: "write", operation, work: work as (tx: PromiseTransaction) => Promise<unknown>, runs: 0 });
+    return this.#ask<T>({ kind: "write", operation, work: work as (tx: PromiseTransaction) => Promise<unknown> });
   }
 
   /** Reads the promise schema's version afresh (not the check cached at the first operation): the file answers and the tables are there. */
@@ -203,35 +202,32 @@ export class SqlitePromiseBackend implements PromiseBackend {
       head.reject(asStoreError(error));
       return;
     }
-    // Every write taken for this group, until it settles: none may be left hanging, whatever throws.
-    const taken: Waiting[] = [head];
+    // The writes run so far that wait for the commit, and the one running: whatever throws, each is answered.
     const done: { readonly waiting: Waiting; readonly result: unknown }[] = [];
+    let current: Waiting | undefined = head;
     let wroteOutbox = false;
     try {
-      for (let next: Waiting | undefined = head, ran = 1; next !== undefined; ran++) {
-        const waiting: Waiting = next;
+      for (let ran = 1; current !== undefined; ran++) {
         const hook = this.#hook;
-        const outcome = await this.#runInGroup(waiting.operation as Write, hook);
+        const outcome = await this.#runInGroup(current.operation as Write, hook);
         if (outcome.ok) {
-          done.push({ waiting, result: outcome.result });
+          done.push({ waiting: current, result: outcome.result });
           if (outcome.wroteOutbox) wroteOutbox = true;
         } else if (!runner.inTransaction) {
           // SQLite rolled the transaction back: the writes before this one are gone with it.
           throw outcome.error;
         } else {
-          taken.splice(taken.indexOf(waiting), 1);
-          waiting.reject(outcome.error);
+          current.reject(outcome.error);
         }
-        next = undefined;
-        if (this.#hook === null && hook === null && ran < MAX_GROUP && this.#queue[0]?.operation.kind === "write") {
-          next = this.#queue.shift()!;
-          taken.push(next);
-        }
+        const more = this.#hook === null && hook === null && ran < MAX_GROUP && this.#queue[0]?.operation.kind === "write";
+        current = more ? this.#queue.shift() : undefined;
       }
       runner.commit();
     } catch (error) {
       this.#abandon();
-      for (const waiting of taken) waiting.reject(asStoreError(error));
+      const failure = asStoreError(error);
+      current?.reject(failure);
+      for (const { waiting } of done) waiting.reject(failure);
       return;
     }
     this.#revisions.committed();
@@ -290,8 +286,7 @@ export class SqlitePromiseBackend implements PromiseBackend {
     } catch (error) {
       return { ok: false, error: asStoreError(error) };
     }
-    for (;;) {
-      write.runs++;
+    for (let run = 1; ; run++) {
       wrote = false;
       try {
         const result = await write.work(tx);
@@ -305,14 +300,14 @@ export class SqlitePromiseBackend implements PromiseBackend {
         if (!runner.inTransaction) return { ok: false, error: asStoreError(error) };
         try {
           runner.rollbackToSavepoint();
-          if (error instanceof InsertConflict && write.runs < MAX_RUNS) continue;
+          if (error instanceof InsertConflict && run < MAX_RUNS) continue;
           runner.releaseSavepoint();
         } catch (undo) {
           runner.rollback();
           return { ok: false, error: asStoreError(undo) };
         }
         if (error instanceof InsertConflict) {
-          return { ok: false, error: new TransientStoreError(`${operation}: ${error.message} on ${write.runs} runs; nothing was committed`, { cause: error }) };
+          return { ok: false, error: new TransientStoreError(`${operation}: ${error.message} on ${run} runs; nothing was committed`, { cause: error }) };
         }
         return { ok: false, error: asStoreError(error) };
       }

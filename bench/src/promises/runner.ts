@@ -99,15 +99,18 @@ async function cell(shape: ShapeName, callers: number): Promise<void> {
       await owner.query("drop schema if exists belay cascade");
       await owner.end();
       pool = await openPool(pgc.connectionString);
-      const store = new PostgresPromiseStore({ pool });
+      // BENCH_PG_ROW_CACHE=0 turns the store's row cache off (every settling operation loads), for A/B runs.
+      const cacheSetting = process.env["BENCH_PG_ROW_CACHE"];
+      const rowCache = cacheSetting === undefined ? {} : { rowCache: Number(cacheSetting) };
+      const store = new PostgresPromiseStore({ pool, ...rowCache });
       await store.migrate();
       target = storeTarget(store);
-      extra["postgres"] = { pipeline: process.env["BENCH_PG_PIPELINE"] !== "0" };
+      extra["postgres"] = { pipeline: process.env["BENCH_PG_PIPELINE"] !== "0", rowCache: cacheSetting === undefined ? "default (4096)" : Number(cacheSetting) };
       // The measured window gets a pool of its own, opened after the warm-up's backends have
       // exited (and so flushed their statistics): the commit count is the window's.
       reopen = async () => {
         pool = await openPool(pgc.connectionString);
-        return storeTarget(new PostgresPromiseStore({ pool }));
+        return storeTarget(new PostgresPromiseStore({ pool, ...rowCache }));
       };
     } else {
       target = sdkServerTarget();

@@ -1,5 +1,5 @@
 import {
-  CheckedPromiseStore, type LoadedRows, type MigrateResult, type PromiseBackend, type PromiseReader, type PromiseTransaction,
+  CheckedPromiseStore, type LoadedRows, type MigrateResult, NO_EFFECTS, type PromiseBackend, type PromiseReader, type PromiseTransaction,
   type RowKey, type StepHook, StoreGate, TransientStoreError,
 } from "@belay/contract";
 import { HintPublisher, HintSubscription, OUTBOX_WAITING, outboxChannel } from "./hints.js";
@@ -8,6 +8,7 @@ import { sqlState } from "./pg-errors.js";
 import type { PostgresPool } from "./pool.js";
 import { type PostgresPromiseStoreConfig, type ResolvedPostgresPromiseStoreConfig, resolvePostgresPromiseStoreConfig } from "./postgres-promise-store-config.js";
 import { OwnedPool } from "./postgres-store-config.js";
+import { PromiseRowCache } from "./promise-row-cache.js";
 import { type PromiseSession, runPromiseOperation } from "./promise-session.js";
 import { Executor, SqlCache, adHoc } from "./session.js";
 import { TransactionMemo, applyPromiseEffects, loadPromiseRows } from "./sql/promise-rows.js";
@@ -19,6 +20,9 @@ import { acknowledgeOutbox, dueTimers, promiseReader, releaseOutbox, resetPromis
  * concurrent creator of the same id, which committed first: the rerun finds its row).
  */
 const RERUN_SQLSTATES = new Set(["40P01", "40001", "55P03", "23505"]);
+
+/** SQLSTATE of a write decided on remembered rows that found them changed (promise migration 2): nothing was written. */
+const ROWS_CHANGED = "BLY02";
 
 /** Every transaction says its isolation level, whatever the server's default. */
 const BEGIN_READ_COMMITTED = adHoc("BEGIN ISOLATION LEVEL READ COMMITTED");
@@ -114,6 +118,8 @@ class PostgresPromiseBackend implements PromiseBackend {
   #hook: StepHook | null = null;
   /** Refuses a closed store and, once per store, a schema without (current) promise tables. */
   readonly #gate: StoreGate;
+  /** The rows this store last read and wrote, by which an operation may skip its load (`null`: off). */
+  readonly #cache: PromiseRowCache | null;
 
   constructor(config: PostgresPromiseStoreConfig) {
     this.#config = resolvePostgresPromiseStoreConfig(config);
@@ -123,6 +129,7 @@ class PostgresPromiseBackend implements PromiseBackend {
     this.#meta = new Executor(this.#pool, () => null);
     this.#gate = new StoreGate(() => checkSchema(this.#meta, this.#config.schema, this.#config.schemaName, PROMISE_SURFACE));
     this.#sql = new SqlCache(this.#config.schema);
+    this.#cache = this.#config.rowCache > 0 ? new PromiseRowCache(this.#config.rowCache) : null;
     const channel = outboxChannel(this.#config.schemaName);
     const subscription = new HintSubscription(config.listenClient ?? (() => this.#pool.connect()), channel);
     this.#subscription = subscription;
@@ -181,23 +188,39 @@ class PostgresPromiseBackend implements PromiseBackend {
     let outside = this.#hook === null && OUTSIDE_TRANSACTION_FIRST.has(operation);
     // Only the first attempt presumes: after any rerun (a duplicate id among them) it reads.
     let presume = outside && PRESUMED_ABSENT_FIRST.has(operation);
+    // Operations that lock what they decide on may take their first rows from the cache (never
+    // with a step hook, whose faults fall between statements of one transaction), until a
+    // write finds the remembered rows changed: its rerun loads.
+    let remember = this.#cache !== null && this.#hook === null && !outside;
     for (let attempt = 1; ; ) {
       // Per attempt: a rolled-back attempt's writes never happened.
       const written: Written = { outbox: false };
       const presumed: Presumed = { allowed: presume, ids: new Set(), confirmed: false };
+      const memo = new TransactionMemo();
       presume = false;
       try {
         const result = await runPromiseOperation(this.#pool, operation, { hook: this.#hook, begin: outside ? null : BEGIN_READ_COMMITTED }, async (session) => {
-          const tx = this.#transaction(session, written, outside, presumed);
+          const tx = this.#transaction(session, { written, outside, presumed, memo, cache: remember ? this.#cache : null });
           const answer = await work(tx);
           // Nothing written, so nothing confirmed the presumption: the answer may rest on it.
           if (presumed.ids.size > 0 && !presumed.confirmed) throw new PresumptionUnconfirmed();
+          // Decided on remembered rows and wrote nothing: the answer rests on them, so they are checked (one statement).
+          if (memo.guards !== null && memo.written === null) await applyPromiseEffects(session, this.#sql, NO_EFFECTS, memo);
           return answer;
         });
         // Committed: only now may anyone be told (a NOTIFY inside the transaction would serialize commits).
         if (written.outbox) this.#announceOutbox();
+        this.#cache?.learn(memo, memo.effects, memo.written);
         return result;
       } catch (error) {
+        if (memo.guards !== null) {
+          this.#cache!.forgetGuarded(memo.guards);
+          // The remembered rows had changed, and nothing was written: the same attempt, loading.
+          if (stateOf(error) === ROWS_CHANGED) {
+            remember = false;
+            continue;
+          }
+        }
         if (error instanceof PresumptionUnconfirmed) continue;
         // A create presumed a new id that exists: the same attempt again, reading (the insert
         // failed, so nothing was written).
@@ -227,9 +250,17 @@ class PostgresPromiseBackend implements PromiseBackend {
     return this.#meta.run("read", "autocommit", (session) => work(promiseReader(session, this.#sql)));
   }
 
-  #transaction(session: PromiseSession, written: Written, outside: boolean, presumed: Presumed): PromiseTransaction {
+  #transaction(
+    session: PromiseSession,
+    attempt: { written: Written; outside: boolean; presumed: Presumed; memo: TransactionMemo; cache: PromiseRowCache | null },
+  ): PromiseTransaction {
+    const { written, outside, presumed, memo, cache } = attempt;
     const sql = this.#sql;
-    const memo = new TransactionMemo();
+    // Whether a statement went out: only an operation's first load, before any, may come from the cache.
+    let sent = false;
+    const sending = () => {
+      sent = true;
+    };
     // Outside a transaction, rows found are not locked: deciding on them (to write, or with a
     // second read of another snapshot) needs the transaction.
     const locking = () => {
@@ -247,6 +278,14 @@ class PostgresPromiseBackend implements PromiseBackend {
           for (const key of keys) presumed.ids.add(key.id);
           return absentRows(keys);
         }
+        if (cache !== null && !sent) {
+          const remembered = cache.lookup(keys, memo);
+          if (remembered !== null) {
+            for (const { promise } of remembered.promises) if (promise !== null) memo.loaded.set(promise.id, promise);
+            return remembered;
+          }
+        }
+        sending();
         return loadPromiseRows(session, sql, keys, memo, !outside);
       },
       apply: async (effects) => {
@@ -257,6 +296,8 @@ class PostgresPromiseBackend implements PromiseBackend {
           // The write's plain inserts confirm it: they fail if any of these rows exists.
           presumed.confirmed = true;
         }
+        memo.effects = effects;
+        sending();
         await applyPromiseEffects(session, sql, effects, memo);
         // An unblock already there is not written again; announcing it anyway costs a spare hint only.
         if (effects.outbox.length > 0) written.outbox = true;
@@ -264,24 +305,31 @@ class PostgresPromiseBackend implements PromiseBackend {
       step: (name) => session.step(name),
       dueTimers: async (now, max) => {
         inside();
+        sending();
         return dueTimers(session, sql, now, max);
       },
       takeOutbox: async (now, max, until, filter) => {
         inside();
+        sending();
         return takeOutbox(session, sql, now, max, until, filter);
       },
       acknowledgeOutbox: async (rows) => {
         inside();
+        sending();
         await acknowledgeOutbox(session, sql, rows);
       },
       releaseOutbox: async (rows, at) => {
         inside();
+        sending();
         // A message handed back is waiting again, for a taker that can deliver it.
         if ((await releaseOutbox(session, sql, rows, at)) > 0) written.outbox = true;
       },
       reset: async () => {
         inside();
+        sending();
         await resetPromises(session, sql);
+        // Other stores' caches meet the empty tables at their next write's check.
+        this.#cache?.clear();
       },
     };
   }

@@ -16,6 +16,13 @@ export interface PromiseSession extends Session {
    * the write is an ordinary `query`.
    */
   readonly write?: (statement: Statement, values: readonly unknown[]) => Promise<void>;
+  /**
+   * Sends the operation's last statement, one that stands on its own (it checks everything it
+   * decides on, see `promise-row-cache.ts`). When nothing went out before it, it is the whole
+   * operation: no BEGIN, no COMMIT, it commits alone (on a pipelining connection its failure
+   * surfaces when the operation ends). In a transaction already open, it is the write.
+   */
+  readonly finish: (statement: Statement, values: readonly unknown[]) => Promise<void>;
 }
 
 const COMMIT = adHoc("COMMIT");
@@ -104,6 +111,18 @@ export async function runPromiseOperation<T>(
     began = true;
     return quiet(send(client, begin, []));
   };
+  const write =
+    pipelined && begin !== null
+      ? async (statement: Statement, values: readonly unknown[]) => {
+          await settle();
+          // A write that opens the transaction waits for its BEGIN: pipelined behind a BEGIN
+          // that failed, it would run (and commit) on its own.
+          const opened = open();
+          if (opened !== null) await opened;
+          cork();
+          inFlight = quiet(send(client, statement, values));
+        }
+      : undefined;
   const session: PromiseSession = {
     transactional: begin !== null,
     callerTransaction: false,
@@ -127,19 +146,17 @@ export async function runPromiseOperation<T>(
       if (opened !== null) await opened;
       return rows;
     },
-    ...(pipelined && begin !== null
-      ? {
-          write: async (statement: Statement, values: readonly unknown[]) => {
-            await settle();
-            // A write that opens the transaction waits for its BEGIN: pipelined behind a BEGIN
-            // that failed, it would run (and commit) on its own.
-            const opened = open();
-            if (opened !== null) await opened;
-            cork();
-            inFlight = quiet(send(client, statement, values));
-          },
-        }
-      : {}),
+    ...(write === undefined ? {} : { write }),
+    finish: async (statement, values) => {
+      if (began) {
+        if (write !== undefined) await write(statement, values);
+        else await session.query(statement, values);
+        return;
+      }
+      await settle();
+      if (pipelined) inFlight = quiet(send(client, statement, values));
+      else await send(client, statement, values);
+    },
     step: hookedStep(hook, operation),
   };
   try {

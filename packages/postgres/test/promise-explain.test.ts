@@ -2,7 +2,9 @@ import { NO_EFFECTS, type PromiseEffects, type PromiseRow, type RowKey, type Tas
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresPromiseStore } from "../src/index.js";
-import { type Session, SqlCache, type Statement } from "../src/session.js";
+import type { RowGuards } from "../src/promise-row-cache.js";
+import type { PromiseSession } from "../src/promise-session.js";
+import { SqlCache, type Statement } from "../src/session.js";
 import { TransactionMemo, applyPromiseEffects, loadPromiseRows } from "../src/sql/promise-rows.js";
 import { ACKNOWLEDGE_OUTBOX, DESCRIBE_PROMISE, DUE_SCHEDULES, DUE_TIMERS, PROMISE_PAGE, RELEASE_OUTBOX, TAKE_OUTBOX, TASK_PAGE } from "../src/sql/promise-scans.js";
 import { pgTarget, testDatabase } from "./pg-target.js";
@@ -23,16 +25,18 @@ const NOW = 1_800_000_000_000;
 const GROWING = new Set(["promises", "tasks", "callbacks", "listeners", "outbox", "promise_schedules"]);
 
 /** Captures the statement a function of `sql/promise-rows.ts` would run, with its values, without running it. */
-async function captured(run: (session: Session) => Promise<unknown>): Promise<{ text: string; values: readonly unknown[] }[]> {
+async function captured(run: (session: PromiseSession) => Promise<unknown>): Promise<{ text: string; values: readonly unknown[] }[]> {
   const out: { text: string; values: readonly unknown[] }[] = [];
-  const session: Session = {
+  const query = async (statement: Statement, values: readonly unknown[] = []) => {
+    out.push({ text: statement.text, values });
+    return [];
+  };
+  const session: PromiseSession = {
     transactional: true,
     callerTransaction: false,
     step: async () => undefined,
-    query: async (statement: Statement, values: readonly unknown[] = []) => {
-      out.push({ text: statement.text, values });
-      return [];
-    },
+    query,
+    finish: async (statement, values) => void (await query(statement, values)),
   };
   await run(session);
   return out;
@@ -123,7 +127,12 @@ describe.skipIf(url === undefined)(`postgres promise query plans (${target.reaso
   const promise = (id: string): PromiseRow => ({ id, state: "pending", param: {}, value: {}, tags: {}, timeoutAt: NOW + 60_000, createdAt: NOW, settledAt: null });
   const task = (id: string): TaskRow => ({ id, state: "acquired", version: 1, resumes: 0, pid: "w", ttl: 60_000, timerAt: NOW + 60_000 });
   const load = async (keys: RowKey[]) => (await captured((session) => loadPromiseRows(session, sql, keys, new TransactionMemo())))[0]!;
-  const apply = async (effects: Partial<PromiseEffects>) => (await captured((session) => applyPromiseEffects(session, sql, { ...NO_EFFECTS, ...effects }, new TransactionMemo())))[0]!;
+  const apply = async (effects: Partial<PromiseEffects>, guards: RowGuards | null = null) =>
+    (await captured((session) => {
+      const memo = new TransactionMemo();
+      memo.guards = guards;
+      return applyPromiseEffects(session, sql, { ...NO_EFFECTS, ...effects }, memo);
+    }))[0]!;
 
   for (const mode of ["custom", "generic"] as const) {
     it(`the timeout scan reads the pending-deadline and task-timer indexes (${mode} plan)`, async () => {
@@ -180,6 +189,20 @@ describe.skipIf(url === undefined)(`postgres promise query plans (${target.reaso
       expectIndexed((await plan(settle.text, settle.values, mode)).nodes, "promises_pkey", "tasks_pkey", "callbacks_pkey", "callbacks_awaiter", "listeners_pkey", "outbox_pkey");
       const register = await apply({ callbacksAdded: [{ awaited: "p21", awaiter: "p22" }], listenersAdded: [{ promiseId: "p21", address: "poll://uni@clients/c2" }] });
       expectIndexed((await plan(register.text, register.values, mode)).nodes, "promises_pkey");
+    });
+
+    it(`a write decided on remembered rows locks them by key and checks the branch by its index (${mode} plan)`, async () => {
+      const acquired = { ...task("p20"), version: 2, pid: "w2" };
+      const one = await apply(
+        { tasks: [{ row: acquired, insert: false }], executesDeleted: ["p20"] },
+        { promises: [{ id: "p20", revision: 1 }], tasks: [{ ...task("p20"), state: "pending", pid: null, ttl: null }], absentTasks: [], branch: { name: "b0", members: ["p20:1"] } },
+      );
+      expectIndexed((await plan(one.text, one.values, mode)).nodes, "promises_pkey", "tasks_pkey", "promises_branch", "outbox_pkey");
+      const several = await apply(
+        { tasks: [{ row: acquired, insert: false }, { row: { ...acquired, id: "p22" }, insert: false }] },
+        { promises: [{ id: "p20", revision: 1 }, { id: "p22", revision: 1 }], tasks: [task("p20"), task("p22")], absentTasks: ["p21"], branch: null },
+      );
+      expectIndexed((await plan(several.text, several.values, mode)).nodes, "promises_pkey", "tasks_pkey");
     });
 
     it(`search pages walk the keys from their cursors (${mode} plan)`, async () => {

@@ -5,6 +5,7 @@ import { migration000003 } from "./000003.js";
 import { migration000004 } from "./000004.js";
 import { migration000005 } from "./000005.js";
 import { promiseMigration000001 } from "./promise-000001.js";
+import { promiseMigration000002 } from "./promise-000002.js";
 
 /**
  * Every migration, in order; the namespace each `sql` receives is the quoted schema name.
@@ -28,7 +29,10 @@ export const SCHEMA_VERSION = schemaVersionOf(MIGRATIONS);
  * in `promise_migrations`, beside the job tables in the same schema and under the same
  * migration lock. Same rules as {@link MIGRATIONS}.
  */
-export const PROMISE_MIGRATIONS: readonly Migration[] = Object.freeze([{ version: 1, requires: 1, sql: promiseMigration000001 }]);
+export const PROMISE_MIGRATIONS: readonly Migration[] = Object.freeze([
+  { version: 1, requires: 1, sql: promiseMigration000001 },
+  { version: 2, requires: 1, sql: promiseMigration000002 },
+]);
 
 /** The promise surface's version this build knows (and `PostgresPromiseStore#migrate()` creates). */
 export const PROMISE_SCHEMA_VERSION = schemaVersionOf(PROMISE_MIGRATIONS);

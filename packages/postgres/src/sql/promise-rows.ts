@@ -2,6 +2,7 @@ import {
   type LoadedRows, PROMISE_STATES, type PromiseEffects, type PromiseRow, type PromiseScheduleRow, type PromiseState,
   type QueryRow, type RowKey, TASK_STATES, type TaskRow, type TaskState, keysByKind,
 } from "@belay/contract";
+import { AttemptRows, type RowGuards, type StoredPromise, type WrittenPromises, branchOfTags } from "../promise-row-cache.js";
 import type { PromiseSession } from "../promise-session.js";
 import type { Session, SqlCache, Statement } from "../session.js";
 
@@ -195,21 +196,24 @@ export function builtShapes(sql: SqlCache): ReadonlyMap<string, Shaped> {
 
 // ---- what one transaction remembers ----------------------------------------------------------
 
-/** What an operation's transaction has read so far (it lives for one attempt). */
-export class TransactionMemo {
+/**
+ * What an operation's transaction has read so far (it lives for one attempt): the rows as
+ * {@link AttemptRows} (what the row cache learns from after the commit), and more.
+ *
+ * Its `awaiterCounts` and `listenerCounts` were read under the promise's lock (or are guarded by
+ * its revision): nobody else can add a callback or listener before this transaction ends, so
+ * deleting "every callback (listener) on it" when there were none is a statement clause saved.
+ */
+export class TransactionMemo extends AttemptRows {
   /** Promise rows as loaded: an update whose param or tags are these very objects does not send them again. */
   readonly loaded = new Map<string, PromiseRow>();
 
-  /**
-   * How many callbacks and listeners each `awaiters`/`listeners` key found, read under the
-   * promise's lock: nobody else can add one before this transaction ends, so deleting "every
-   * callback (listener) on it" when there were none is a statement clause saved.
-   */
-  readonly awaiterCounts = new Map<string, number>();
-  readonly listenerCounts = new Map<string, number>();
-
   /** Whether an unlocked load (outside a transaction) found a row a locked load would have locked. */
   foundLockable = false;
+
+  /** The effects handed to the write, and what the write sent once it has (for the row cache). */
+  effects: PromiseEffects | null = null;
+  written: WrittenPromises | null = null;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -244,9 +248,9 @@ const unionPart = (from: string, ...columns: string[]) =>
   `SELECT ${columns.map((c, i) => `${c === "NULL" ? `NULL::${UNION_TYPES[i]}` : c} AS ${UNION_NAMES[i]}`).join(", ")} FROM ${from}`;
 
 const LOCKED_PROMISE_COLUMNS = "p.id, p.state, p.param, p.value, p.tags::text AS tags, p.timeout_at, p.created_at, p.settled_at, p.revision";
-const PROMISE_PART = ["'p'", "lp.id", "lp.state", "lp.param", "lp.value", "lp.tags", "NULL", "lp.timeout_at", "lp.created_at", "lp.settled_at", "NULL"];
+const PROMISE_PART = ["'p'", "lp.id", "lp.state", "lp.param", "lp.value", "lp.tags", "NULL", "lp.timeout_at", "lp.created_at", "lp.settled_at", "lp.revision"];
 const TASK_PART = ["'t'", "lt.id", "lt.state", "lt.pid", "NULL", "NULL", "NULL", "lt.version", "lt.resumes::bigint", "lt.ttl::bigint", "lt.timer_at"];
-const BRANCH_PART = ["'b'", "b.id", "b.state", "b.param", "b.value", "b.tags::text", "b.branch", "b.timeout_at", "b.created_at", "b.settled_at", "NULL"];
+const BRANCH_PART = ["'b'", "b.id", "b.state", "b.param", "b.value", "b.tags::text", "b.branch", "b.timeout_at", "b.created_at", "b.settled_at", "b.revision"];
 
 /** The schedules of the keys, locked (a schedule is only ever read to be written). */
 function schedulesCte(S: string, p: ShapeParams, locked: boolean): string {
@@ -361,6 +365,15 @@ function listShape(S: string, p: ShapeParams, has: LoadShape): string {
 }
 
 const LOAD_PROMISE = { id: "id", state: "s", param: "a", value: "b", tags: "c", timeoutAt: "n1", createdAt: "n2", settledAt: "n3" };
+
+/** A promise of the load's union as stored (its JSON as text), with the machine's row decoded from it. */
+function storedOf(row: QueryRow, promise: PromiseRow): StoredPromise {
+  return {
+    id: promise.id, state: promise.state, param: row["a"] as string, value: row["b"] as string, tags: row["c"] as string,
+    timeoutAt: promise.timeoutAt, createdAt: promise.createdAt, settledAt: promise.settledAt, revision: row["n4"] as number,
+    branch: branchOfTags(promise.tags),
+  };
+}
 const LOAD_TASK = { id: "id", state: "s", version: "n1", resumes: "n2", pid: "a", ttl: "n3", timerAt: "n4" };
 const LOAD_SCHEDULE: ScheduleNames = {
   id: "id", cron: "a", promiseId: "b", promiseTags: "c", promiseParam: "d", promiseTimeout: "n1", createdAt: "n2", nextRunAt: "n3", lastRunAt: "n4",
@@ -430,6 +443,7 @@ function decodeLoad(
         const promise = decodePromise(row, LOAD_PROMISE);
         promises.set(promise.id, promise);
         memo.loaded.set(promise.id, promise);
+        memo.promises.set(promise.id, storedOf(row, promise));
         break;
       }
       case "t":
@@ -445,7 +459,9 @@ function decodeLoad(
         const branch = row["d"] as string;
         let byId = branches.get(branch);
         if (byId === undefined) branches.set(branch, (byId = new Map()));
-        byId.set(row["id"] as string, decodePromise(row, LOAD_PROMISE));
+        const promise = decodePromise(row, LOAD_PROMISE);
+        byId.set(promise.id, promise);
+        memo.branchRows.set(promise.id, storedOf(row, promise));
         break;
       }
       case "s":
@@ -458,6 +474,11 @@ function decodeLoad(
   const known = new Set([...keys.promiseIds, ...keys.awaiterKeys, ...keys.listenerKeys, ...[...awaiters.values()].flat()]);
   for (const [id, list] of awaiters) memo.awaiterCounts.set(id, list.length);
   for (const [id, list] of listeners) memo.listenerCounts.set(id, list.length);
+  for (const id of known) {
+    if (!promises.has(id)) memo.promises.set(id, null);
+    else memo.tasks.set(id, tasks.get(id) ?? null);
+  }
+  for (const [branch, byId] of branches) memo.branches.set(branch, [...byId.keys()]);
   const sorted = (list: string[]) => list.sort();
   return {
     promises: [...known].map((id) => ({ id, promise: promises.get(id) ?? null, task: tasks.get(id) ?? null })),
@@ -480,7 +501,11 @@ export function loadStatement(sql: SqlCache, has: LoadShape): Shaped {
 // data-modifying CTE over its rows — one row of scalars, or arrays unnested when there are several.
 
 /** The lists of one write, each with its cardinality in the shape. */
-const WRITE_LISTS = ["cbOn", "cbOf", "cbAdded", "lsDeleted", "lsAdded", "exDeleted", "ex", "ub", "pi", "pu", "bumped", "ti", "tu", "scDeleted", "si", "su"] as const;
+const WRITE_LISTS = [
+  "cbOn", "cbOf", "cbAdded", "lsDeleted", "lsAdded", "exDeleted", "ex", "ub", "pi", "pu", "bumped", "ti", "tu", "scDeleted", "si", "su",
+  // The guards of a write decided on remembered rows (see `promise-row-cache.ts`): promises, tasks, absent tasks, a branch.
+  "gp", "gt", "ga", "gb",
+] as const;
 type WriteList = (typeof WRITE_LISTS)[number];
 type WriteShape = Readonly<Record<WriteList, Cardinality>>;
 
@@ -522,8 +547,45 @@ function writeShape(sql: SqlCache, has: WriteShape): Shaped {
   return shaped(sql, key, (S, p) => writeText(S, p, has));
 }
 
-function writeText(S: string, p: ShapeParams, has: WriteShape): string {
+/**
+ * The guards of a write decided on remembered rows: CTEs that lock the remembered promises and
+ * tasks (in the load's order: promises, then tasks, each by id) where they still match, and the
+ * condition under which the statement aborts (BLY02, see promise migration 2). The final SELECT
+ * reads them, so they run before the changes, which run after it.
+ */
+function guardText(S: string, p: ShapeParams, has: WriteShape): { ctes: string[]; changed: string[] } {
   const ctes: string[] = [];
+  const changed: string[] = [];
+  const count = (card: Cardinality, list: string) => (card === 1 ? "1" : `cardinality(${p.list(list, "text")})`);
+  if (has.gp) {
+    const source = rowSource(p, has.gp, [
+      ["id", "gp_id", "text"],
+      ["revision", "gp_revision", "bigint"],
+    ]);
+    ctes.push(`guarded_promises AS MATERIALIZED (SELECT p.id FROM ${S}.promises p, ${source}
+           WHERE ${among(p, "p.id", has.gp, "gp_id", "text")} AND p.id = u.id AND p.revision = u.revision ORDER BY p.id FOR UPDATE OF p)`);
+    changed.push(`(SELECT count(*) FROM guarded_promises) <> ${count(has.gp, "gp_id")}`);
+  }
+  if (has.gt) {
+    ctes.push(`guarded_tasks AS MATERIALIZED (SELECT t.id FROM ${S}.tasks t, ${rowSource(p, has.gt, TASK_ROW("gt"))}
+           WHERE ${among(p, "t.id", has.gt, "gt_id", "text")} AND t.id = u.id AND t.state = u.state AND t.version = u.version
+             AND t.resumes = u.resumes AND t.pid IS NOT DISTINCT FROM u.pid AND t.ttl IS NOT DISTINCT FROM u.ttl
+             AND t.timer_at IS NOT DISTINCT FROM u.timer_at
+           ORDER BY t.id FOR UPDATE OF t)`);
+    changed.push(`(SELECT count(*) FROM guarded_tasks) <> ${count(has.gt, "gt_id")}`);
+  }
+  if (has.ga) changed.push(`EXISTS (SELECT 1 FROM ${S}.tasks t WHERE ${among(p, "t.id", has.ga, "ga", "text")})`);
+  if (has.gb) {
+    const member = `b.id || ':' || b.revision`;
+    changed.push(`(SELECT coalesce(array_agg(${member} ORDER BY (${member}) COLLATE "C"), '{}') FROM ${S}.promises b WHERE b.branch = ${p.one("gb", "text")})
+           IS DISTINCT FROM ARRAY(SELECT m FROM unnest(${p.one("gbMembers", "text[]")}) m ORDER BY m COLLATE "C")`);
+  }
+  return { ctes, changed };
+}
+
+function writeText(S: string, p: ShapeParams, has: WriteShape): string {
+  const guards = guardText(S, p, has);
+  const ctes: string[] = [...guards.ctes];
   if (has.cbOn || has.cbOf) {
     const on = [has.cbOn && among(p, "c.awaited", has.cbOn, "cbOn", "text"), has.cbOf && among(p, "c.awaiter", has.cbOf, "cbOf", "text")].filter(Boolean).join(" OR ");
     const keep = has.cbAdded ? ` AND NOT EXISTS (SELECT 1 FROM ${rowSource(p, has.cbAdded, CALLBACK_ROW)} WHERE u.awaited = c.awaited AND u.awaiter = c.awaiter)` : "";
@@ -614,7 +676,8 @@ function writeText(S: string, p: ShapeParams, has: WriteShape): string {
            FROM ${rowSource(p, has.su, SCHEDULE_ROW("su"))} WHERE ${among(p, "s.id", has.su, "su_id", "text")} AND s.id = u.id)`,
     );
   }
-  return `WITH ${ctes.join(",\n")}\nSELECT 1 AS written`;
+  const written = guards.changed.length === 0 ? "1" : `${S}.promise_rows_changed(${guards.changed.join("\n  OR ")})`;
+  return `${ctes.length > 0 ? `WITH ${ctes.join(",\n")}\n` : ""}SELECT ${written} AS written`;
 }
 
 type Lists = Record<string, readonly unknown[]>;
@@ -643,6 +706,7 @@ const scheduleValues = (r: PromiseScheduleRow): unknown[] => [
  * round trip: its failure then surfaces at commit).
  */
 export async function applyPromiseEffects(session: PromiseSession, sql: SqlCache, effects: PromiseEffects, memo: TransactionMemo): Promise<void> {
+  const guards: RowGuards | null = memo.guards;
   // Deletions of sets the locked load found empty delete nothing (what this operation adds is in the added lists).
   const callbacksOnDeleted = effects.callbacksOnDeleted.filter((id) => memo.awaiterCounts.get(id) !== 0);
   const listenersDeleted = effects.listenersDeleted.filter((id) => memo.listenerCounts.get(id) !== 0);
@@ -673,6 +737,10 @@ export async function applyPromiseEffects(session: PromiseSession, sql: SqlCache
     scDeleted: cardinality(effects.schedulesDeleted.length),
     si: cardinality(schedulesInserted.length),
     su: cardinality(schedulesUpdated.length),
+    gp: cardinality(guards?.promises.length ?? 0),
+    gt: cardinality(guards?.tasks.length ?? 0),
+    ga: cardinality(guards?.absentTasks.length ?? 0),
+    gb: guards?.branch != null ? 1 : 0,
   };
   if (!WRITE_LISTS.some((list) => has[list] > 0)) return;
   const values: Lists = {
@@ -693,15 +761,28 @@ export async function applyPromiseEffects(session: PromiseSession, sql: SqlCache
     ubAt: unblocks.map((m) => m.availableAt),
     bumped,
     scDeleted: effects.schedulesDeleted,
+    gp_id: guards?.promises.map((g) => g.id) ?? [],
+    gp_revision: guards?.promises.map((g) => g.revision) ?? [],
+    ga: guards?.absentTasks ?? [],
+    gb: [guards?.branch?.name ?? null],
+    gbMembers: [guards?.branch?.members ?? null],
   };
-  rowLists(PROMISE_ROW, "pi", inserted.map((r) => promiseValues(r, undefined)), values);
-  rowLists(PROMISE_ROW, "pu", updated.map((r) => promiseValues(r, memo.loaded.get(r.id))), values);
+  const sent: WrittenPromises = {
+    inserted: inserted.map((r) => promiseValues(r, undefined)),
+    updated: updated.map((r) => promiseValues(r, memo.loaded.get(r.id))),
+  };
+  rowLists(PROMISE_ROW, "pi", sent.inserted, values);
+  rowLists(PROMISE_ROW, "pu", sent.updated, values);
+  rowLists(TASK_ROW, "gt", (guards?.tasks ?? []).map(taskValues), values);
   rowLists(TASK_ROW, "ti", tasksInserted.map(taskValues), values);
   rowLists(TASK_ROW, "tu", tasksUpdated.map(taskValues), values);
   rowLists(SCHEDULE_ROW, "si", schedulesInserted.map(scheduleValues), values);
   rowLists(SCHEDULE_ROW, "su", schedulesUpdated.map(scheduleValues), values);
   const shape = writeShape(sql, has);
   const args = shapeValues(shape, values);
-  if (session.write !== undefined) await session.write(shape.statement, args);
+  memo.written = sent;
+  // Decided on remembered rows: the one statement of the operation when nothing went out before it.
+  if (guards !== null) await session.finish(shape.statement, args);
+  else if (session.write !== undefined) await session.write(shape.statement, args);
   else await session.query(shape.statement, args);
 }

@@ -214,12 +214,13 @@ class PostgresPromiseBackend implements PromiseBackend {
         return result;
       } catch (error) {
         if (memo.guards !== null) {
+          // Whatever failed, the rerun loads what it decides on.
           this.#cache!.forgetGuarded(memo.guards);
-          // The remembered rows had changed, and nothing was written: the same attempt, loading.
-          if (stateOf(error) === ROWS_CHANGED) {
-            remember = false;
-            continue;
-          }
+          remember = false;
+          // The remembered rows had changed (or, on a server whose default isolation is stricter
+          // than READ COMMITTED, met a concurrent change), and nothing was written: the same attempt, loading.
+          const state = stateOf(error);
+          if (state === ROWS_CHANGED || state === "40001") continue;
         }
         if (error instanceof PresumptionUnconfirmed) continue;
         // A create presumed a new id that exists: the same attempt again, reading (the insert
@@ -256,7 +257,8 @@ class PostgresPromiseBackend implements PromiseBackend {
   ): PromiseTransaction {
     const { written, outside, presumed, memo, cache } = attempt;
     const sql = this.#sql;
-    // Whether a statement went out: only an operation's first load, before any, may come from the cache.
+    // Only an operation's first load, before any statement, may come from the cache: the write
+    // carries that load's guards, and every later load goes to the database (in the transaction).
     let sent = false;
     const sending = () => {
       sent = true;
@@ -278,14 +280,15 @@ class PostgresPromiseBackend implements PromiseBackend {
           for (const key of keys) presumed.ids.add(key.id);
           return absentRows(keys);
         }
-        if (cache !== null && !sent) {
+        const firstLoad = !sent;
+        sending();
+        if (cache !== null && firstLoad) {
           const remembered = cache.lookup(keys, memo);
           if (remembered !== null) {
             for (const { promise } of remembered.promises) if (promise !== null) memo.loaded.set(promise.id, promise);
             return remembered;
           }
         }
-        sending();
         return loadPromiseRows(session, sql, keys, memo, !outside);
       },
       apply: async (effects) => {

@@ -1,3 +1,4 @@
+import { randomInt } from "node:crypto";
 import {
   type LoadedRows, PROMISE_TAGS, type PromiseEffects, type PromiseRow, type PromiseState, type RowKey, type TaskRow, keysByKind,
 } from "@belay/contract";
@@ -17,6 +18,13 @@ import {
 //   to the machine.
 // - "No callbacks on P" and "no listeners on P" by P's revision: adding either raises it. Their
 //   removal does not, so a list that is not empty is never remembered.
+// - The callbacks P awaits, which a settle of P deletes by awaiter without reading them: adding
+//   one raises P's revision unless the same write changes P's task (see `raisedRevisions`). The
+//   one statement of a remembered operation reads at its start, before the locks it may wait for;
+//   a callback committed meanwhile by the lock's holder is then seen by the check, not missed by
+//   the delete.
+// - A promise created again after a reset: a new promise's revision starts at random (48 bits),
+//   so what was remembered of the one before never matches it.
 // - A branch by its members' ids and revisions (the members are read without locks, as the load
 //   reads them).
 
@@ -54,6 +62,21 @@ export function branchOfTags(tags: Readonly<Record<string, string>>): string | n
   return tags[PROMISE_TAGS.branch] ?? null;
 }
 
+/** The revision a new promise starts at: random, so a promise deleted and created again starts elsewhere. */
+export const firstRevision = (): number => randomInt(1, 2 ** 48);
+
+/**
+ * The promises whose revision a write raises without writing their row: those that gain a
+ * callback or a listener, and the awaiter of a new callback whose task the write leaves alone.
+ */
+export function raisedRevisions(effects: PromiseEffects): string[] {
+  const written = new Set(effects.promises.map((w) => w.row.id));
+  const tasksWritten = new Set(effects.tasks.map((w) => w.row.id));
+  const raised = new Set([...effects.callbacksAdded.map((c) => c.awaited), ...effects.listenersAdded.map((l) => l.promiseId)]);
+  for (const { awaiter } of effects.callbacksAdded) if (!tasksWritten.has(awaiter)) raised.add(awaiter);
+  return [...raised].filter((id) => !written.has(id));
+}
+
 /** What one operation's write must find unchanged: the rows its decision rests on that no load of its own locked. */
 export interface RowGuards {
   readonly promises: readonly { readonly id: string; readonly revision: number }[];
@@ -86,7 +109,10 @@ export class AttemptRows {
   guards: RowGuards | null = null;
 }
 
-/** The promise rows a write sent: each one's values as `promiseValues` built them (param and tags `null` when as loaded). */
+/**
+ * The promise rows a write sent: each one's values as `promiseValues` built them (param and tags
+ * `null` when as loaded), an inserted one's followed by its first revision.
+ */
 export interface WrittenPromises {
   readonly inserted: readonly (readonly unknown[])[];
   readonly updated: readonly (readonly unknown[])[];
@@ -210,7 +236,7 @@ export class PromiseRowCache {
       };
       for (const values of written.inserted) {
         const id = values[0] as string;
-        const stored = writtenRow(values, undefined, 1);
+        const stored = writtenRow(values, undefined, values[8] as number);
         next.set(id, stored);
         tasks.set(id, null);
         noAwaiters.set(id, true);
@@ -227,11 +253,8 @@ export class PromiseRowCache {
           if (stored.branch !== null) movedBranches.add(stored.branch);
         }
       }
-      // The ids the write raised the revision of without writing them (a callback or listener added).
-      const bumped = new Set([...effects.callbacksAdded.map((c) => c.awaited), ...effects.listenersAdded.map((l) => l.promiseId)]);
-      for (const id of bumped) {
+      for (const id of raisedRevisions(effects)) {
         const before = next.get(id);
-        if (effects.promises.some((w) => w.row.id === id)) continue;
         next.set(id, before == null ? null : { ...before, revision: before.revision + 1 });
       }
       for (const id of effects.callbacksOnDeleted) noAwaiters.set(id, true);

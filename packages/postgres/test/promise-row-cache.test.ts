@@ -1,4 +1,4 @@
-import { InvalidInputError, type PromiseRequest } from "@belay/contract";
+import { InvalidInputError, type PromiseRequest, type StepHook } from "@belay/contract";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresPromiseStore } from "../src/index.js";
@@ -28,6 +28,17 @@ describe.skipIf(url === undefined)(`postgres promise row cache (${target.reason}
     pool = testPool(url!, 10);
     peerPool = testPool(url!, 10);
   });
+
+  /** Waits until `n` backends of this database wait for a lock. */
+  async function lockWaiters(n: number): Promise<void> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+      if (rows[0].n >= n) return;
+      if (Date.now() > deadline) throw new Error(`fewer than ${n} lock waiters after 20 s`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
 
   afterAll(async () => {
     for (const store of opened) await store.close();
@@ -59,7 +70,7 @@ describe.skipIf(url === undefined)(`postgres promise row cache (${target.reason}
     return { store, peer, plain, traced, schema };
   }
 
-  const create = (id: string, tags: Record<string, string> = rootTags(id), param: unknown = { data: "cA==" }): PromiseRequest => ({
+  const create = (id: string, tags: Record<string, string> = rootTags(id), param: { data: string } = { data: "cA==" }): PromiseRequest => ({
     kind: "promise.create", id, timeoutAt: T + 3_600_000, tags, param,
   });
   const acquire = (id: string, version: number, pid: string): PromiseRequest => ({ kind: "task.acquire", id, version, pid, ttl: 60_000 });
@@ -164,6 +175,63 @@ describe.skipIf(url === undefined)(`postgres promise row cache (${target.reason}
     // "a" was pushed out by "c" (two remembered at most); "b" and "c" are known.
     expect((await traced(acquire("a", 0, "w"), T + 1)).statements).toHaveLength(4);
     expect((await traced(acquire("c", 0, "w"), T + 1)).statements).toEqual(["WITH guarded_promises"]);
+  });
+
+  it("only an operation's first load comes from the cache: a late heartbeat that times out one promise still has the other task checked", async () => {
+    const { store, peer, plain } = await stores("second");
+    await store.handle({ kind: "promise.create", id: "a", timeoutAt: T + 1_000, tags: rootTags("a") }, T);
+    await store.handle(create("b"), T);
+    await store.handle(acquire("a", 0, "w1"), T + 1);
+    await store.handle(acquire("b", 0, "w1"), T + 1);
+    // Through another process, "b" moves on to another worker.
+    expect((await peer.handle({ kind: "task.release", id: "b", version: 1 }, T + 2)).status).toBe(200);
+    expect(await peer.handle(acquire("b", 1, "w2"), T + 3)).toMatchObject({ status: 200, data: { task: { version: 2 } } });
+    // w1's heartbeat comes after "a"'s deadline: "a" times out (its callbacks and listeners are a
+    // second load), and "b" is no longer w1's to renew.
+    expect((await store.handle({ kind: "task.heartbeat", pid: "w1", tasks: [{ id: "a", version: 1 }, { id: "b", version: 1 }] }, T + 2_000)).status).toBe(200);
+    expect(await plain.handle({ kind: "task.get", id: "b" }, T + 2_001)).toMatchObject({ status: 200, data: { task: { state: "acquired", version: 2, pid: "w2" } } });
+    expect(await plain.handle({ kind: "promise.get", id: "a" }, T + 2_001)).toMatchObject({ status: 200, data: { promise: { state: "rejected_timedout" } } });
+  });
+
+  it("a callback registered by another store while a remembered fulfill waits for the awaiter's lock is deleted with the rest", async () => {
+    const { store, peer, plain } = await stores("awaiting");
+    await store.handle(create("x"), T);
+    await store.handle(acquire("x", 0, "w"), T + 1);
+    await peer.handle({ kind: "promise.create", id: "q", timeoutAt: T + 3_600_000, tags: {} }, T + 1);
+    // The peer registers x as an awaiter of q and parks before its commit, holding x's lock.
+    let release!: () => void;
+    let parked!: () => void;
+    const isParked = new Promise<void>((resolve) => (parked = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const hook: StepHook = async (point) => {
+      if (point.operation !== "promise.register_callback" || point.step !== "commit") return;
+      parked();
+      await released;
+    };
+    peer.setStepHook!(hook);
+    const registering = peer.handle({ kind: "promise.register_callback", awaited: "q", awaiter: "x" }, T + 2);
+    await isParked;
+    // The store's fulfill of x, from what it remembers: one statement, which waits for x's lock.
+    const fulfilling = store.handle(fulfill("x", 1), T + 3);
+    await lockWaiters(1);
+    release();
+    expect((await registering).status).toBe(200);
+    peer.setStepHook!(null);
+    expect(await fulfilling).toMatchObject({ status: 200, data: { promise: { state: "resolved" } } });
+    // x is done: it awaits nothing (the peer's callback went with the fulfill), and q has no awaiter left.
+    expect((await plain.describePromise("x", T + 4))?.awaiting).toEqual([]);
+    expect((await plain.describePromise("q", T + 4))?.awaiters).toEqual([]);
+  });
+
+  it("a promise created again after another store's reset is not mistaken for the one remembered", async () => {
+    const { store, peer, traced } = await stores("again");
+    await store.handle(create("p", rootTags("p"), { data: "b2xk" }), T);
+    await peer.reset();
+    expect((await peer.handle(create("p", rootTags("p"), { data: "bmV3" }), T)).status).toBe(200);
+    const { answer, statements } = await traced(acquire("p", 0, "w"), T + 1);
+    expect(answer).toMatchObject({ status: 200, data: { promise: { param: { data: "bmV3" } } } });
+    expect(statements[0]).toBe("WITH guarded_promises");
+    expect(statements.length, "the remembered row was refused and the acquire loaded").toBeGreaterThan(1);
   });
 
   it("rowCache is checked: an integer from 0 to 1,000,000", () => {

@@ -2,7 +2,9 @@ import {
   type LoadedRows, PROMISE_STATES, type PromiseEffects, type PromiseRow, type PromiseScheduleRow, type PromiseState,
   type QueryRow, type RowKey, TASK_STATES, type TaskRow, type TaskState, keysByKind,
 } from "@belay/contract";
-import { AttemptRows, type RowGuards, type StoredPromise, type WrittenPromises, branchOfTags } from "../promise-row-cache.js";
+import {
+  AttemptRows, type RowGuards, type StoredPromise, type WrittenPromises, branchOfTags, firstRevision, raisedRevisions,
+} from "../promise-row-cache.js";
 import type { PromiseSession } from "../promise-session.js";
 import type { Session, SqlCache, Statement } from "../session.js";
 
@@ -519,6 +521,8 @@ const writeRow = (columns: string): WriteRow => {
   return (prefix) => parsed.map(([name, type]) => [name, `${prefix}_${name}`, type] as const);
 };
 const PROMISE_ROW = writeRow("id text, state smallint, param text, value text, tags text, timeout_at bigint, created_at bigint, settled_at bigint");
+/** An inserted promise: its row and its first revision. */
+const INSERTED_PROMISE_ROW = writeRow("id text, state smallint, param text, value text, tags text, timeout_at bigint, created_at bigint, settled_at bigint, revision bigint");
 const TASK_ROW = writeRow("id text, state smallint, version bigint, resumes int, pid text, ttl int, timer_at bigint");
 const SCHEDULE_ROW = writeRow(
   "id text, cron text, promise_id text, promise_timeout bigint, promise_param text, promise_tags text, created_at bigint, next_run_at bigint, last_run_at bigint",
@@ -635,7 +639,8 @@ function writeText(S: string, p: ShapeParams, has: WriteShape): string {
     // A plain insert: a concurrent creator of the same id makes it fail (23505), and the operation runs again.
     ctes.push(
       `promises_inserted AS (INSERT INTO ${S}.promises (id, state, param, value, tags, timeout_at, created_at, settled_at, revision)
-           SELECT u.id, u.state, u.param, u.value, u.tags::jsonb, u.timeout_at, u.created_at, u.settled_at, 1 FROM ${rowSource(p, has.pi, PROMISE_ROW("pi"))})`,
+           SELECT u.id, u.state, u.param, u.value, u.tags::jsonb, u.timeout_at, u.created_at, u.settled_at, u.revision
+           FROM ${rowSource(p, has.pi, INSERTED_PROMISE_ROW("pi"))})`,
     );
   }
   if (has.pu) {
@@ -701,9 +706,11 @@ const scheduleValues = (r: PromiseScheduleRow): unknown[] => [
 /**
  * See `PromiseTransaction.apply`: every effect in one statement. A promise that gains a callback
  * or a listener without being written has its revision raised (the "bump"), which tells a
- * concurrent load that waited for its lock to read its callbacks and listeners again. The
- * statement goes out through `session.write` when the session has it (with the COMMIT, in one
- * round trip: its failure then surfaces at commit).
+ * concurrent load that waited for its lock to read its callbacks and listeners again; so does
+ * the awaiter of a new callback whose task the write leaves alone (see `raisedRevisions`: what a
+ * store remembers of that awaiter is then out of date). The statement goes out through
+ * `session.write` when the session has it (with the COMMIT, in one round trip: its failure then
+ * surfaces at commit); decided on remembered rows, through `session.finish`.
  */
 export async function applyPromiseEffects(session: PromiseSession, sql: SqlCache, effects: PromiseEffects, memo: TransactionMemo): Promise<void> {
   const guards: RowGuards | null = memo.guards;
@@ -712,8 +719,7 @@ export async function applyPromiseEffects(session: PromiseSession, sql: SqlCache
   const listenersDeleted = effects.listenersDeleted.filter((id) => memo.listenerCounts.get(id) !== 0);
   const inserted = effects.promises.filter((w) => w.insert).map((w) => w.row);
   const updated = effects.promises.filter((w) => !w.insert).map((w) => w.row);
-  const written = new Set(effects.promises.map((w) => w.row.id));
-  const bumped = [...new Set([...effects.callbacksAdded.map((c) => c.awaited), ...effects.listenersAdded.map((l) => l.promiseId)])].filter((id) => !written.has(id));
+  const bumped = raisedRevisions(effects);
   const executes = effects.outbox.filter((m) => m.kind === "execute");
   const unblocks = effects.outbox.filter((m) => m.kind === "unblock");
   const tasksInserted = effects.tasks.filter((w) => w.insert).map((w) => w.row);
@@ -768,10 +774,10 @@ export async function applyPromiseEffects(session: PromiseSession, sql: SqlCache
     gbMembers: [guards?.branch?.members ?? null],
   };
   const sent: WrittenPromises = {
-    inserted: inserted.map((r) => promiseValues(r, undefined)),
+    inserted: inserted.map((r) => [...promiseValues(r, undefined), firstRevision()]),
     updated: updated.map((r) => promiseValues(r, memo.loaded.get(r.id))),
   };
-  rowLists(PROMISE_ROW, "pi", sent.inserted, values);
+  rowLists(INSERTED_PROMISE_ROW, "pi", sent.inserted, values);
   rowLists(PROMISE_ROW, "pu", sent.updated, values);
   rowLists(TASK_ROW, "gt", (guards?.tasks ?? []).map(taskValues), values);
   rowLists(TASK_ROW, "ti", tasksInserted.map(taskValues), values);

@@ -687,8 +687,12 @@ function writeText(S: string, p: ShapeParams, has: WriteShape): string {
 
 type Lists = Record<string, readonly unknown[]>;
 
-/** The lists of one part of `row`'s kind: `values[i]` holds row i's values, in the order of the kind's columns. */
+/**
+ * The lists of one part of `row`'s kind: `values[i]` holds row i's values, in the order of the
+ * kind's columns. A part with no rows is left out of the shape, so its lists are never read.
+ */
 function rowLists(row: WriteRow, prefix: string, values: readonly (readonly unknown[])[], out: Lists): void {
+  if (values.length === 0) return;
   row(prefix).forEach(([, list], i) => (out[list] = values.map((v) => v[i])));
 }
 

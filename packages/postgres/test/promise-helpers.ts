@@ -57,3 +57,14 @@ export class CountingPool implements PostgresPool {
     return this.inner.end();
   }
 }
+
+/** Waits until `n` backends of the pool's database wait for a lock (20 s at most, for a loaded machine). */
+export async function lockWaiters(pool: { query(text: string): Promise<{ rows: { n: number }[] }> }, n: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+    if (rows[0]!.n >= n) return;
+    if (Date.now() > deadline) throw new Error(`fewer than ${n} lock waiters after 20 s`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresPromiseStore } from "../src/index.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
-import { CountingPool } from "./promise-helpers.js";
+import { CountingPool, lockWaiters } from "./promise-helpers.js";
 
 // The row cache of PostgresPromiseStore (src/promise-row-cache.ts): an operation whose rows the
 // store remembers sends one statement that checks them; when another store (another server
@@ -28,17 +28,6 @@ describe.skipIf(url === undefined)(`postgres promise row cache (${target.reason}
     pool = testPool(url!, 10);
     peerPool = testPool(url!, 10);
   });
-
-  /** Waits until `n` backends of this database wait for a lock. */
-  async function lockWaiters(n: number): Promise<void> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
-      if (rows[0].n >= n) return;
-      if (Date.now() > deadline) throw new Error(`fewer than ${n} lock waiters after 20 s`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
 
   afterAll(async () => {
     for (const store of opened) await store.close();
@@ -213,7 +202,7 @@ describe.skipIf(url === undefined)(`postgres promise row cache (${target.reason}
     await isParked;
     // The store's fulfill of x, from what it remembers: one statement, which waits for x's lock.
     const fulfilling = store.handle(fulfill("x", 1), T + 3);
-    await lockWaiters(1);
+    await lockWaiters(pool, 1);
     release();
     expect((await registering).status).toBe(200);
     peer.setStepHook!(null);

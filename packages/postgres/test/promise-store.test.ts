@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresPromiseStore } from "../src/index.js";
 import { prefixSuccessor } from "../src/sql/promise-scans.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
-import { CountingPool } from "./promise-helpers.js";
+import { CountingPool, lockWaiters } from "./promise-helpers.js";
 
 // The promise store on a real PostgreSQL with several stores (as several server processes) on one
 // schema: round trips per operation, races that must have one winner, scans that share work,
@@ -63,19 +63,6 @@ describe.skipIf(url === undefined)(`postgres promise store (${target.reason})`, 
     stores.push(store, peer);
     await store.migrate();
     return { store, peer, schema, counting };
-  }
-
-  /** Waits until `n` backends of this database wait for a lock. */
-  async function lockWaiters(n: number): Promise<void> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const { rows } = await pool.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-      );
-      if (rows[0].n >= n) return;
-      if (Date.now() > deadline) throw new Error(`fewer than ${n} lock waiters after 20 s`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
   }
 
   it.each([
@@ -299,7 +286,7 @@ describe.skipIf(url === undefined)(`postgres promise store (${target.reason})`, 
     const registering = store.handle({ kind: "promise.register_listener", awaited: "p", address: "poll://uni@clients/late" }, T);
     await park.parked;
     const settling = peer.handle({ kind: "promise.settle", id: "p", state: "resolved" }, T + 1);
-    await lockWaiters(1);
+    await lockWaiters(pool, 1);
     park.release();
     expect((await registering).status).toBe(200);
     expect(await settling).toMatchObject({ status: 200, data: { promise: { state: "resolved" } } });
@@ -319,7 +306,7 @@ describe.skipIf(url === undefined)(`postgres promise store (${target.reason})`, 
     const suspending = store.handle({ kind: "task.suspend", id: "awaiter", version: 1, actions: [{ kind: "promise.register_callback", awaited: "awaited", awaiter: "awaiter" }] }, T);
     await park.parked;
     const settling = peer.handle({ kind: "promise.settle", id: "awaited", state: "resolved" }, T + 1);
-    await lockWaiters(1);
+    await lockWaiters(pool, 1);
     park.release();
     expect(await suspending).toEqual({ status: 200, data: {} });
     expect((await settling).status).toBe(200);

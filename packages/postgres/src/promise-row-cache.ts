@@ -272,13 +272,16 @@ export class PromiseRowCache {
       }
       // Remembered from a later commit already (two operations on one promise at once): keep that.
       if (current !== undefined && current.promise.revision > stored.revision) continue;
-      const sameRow = current !== undefined && current.promise.revision === stored.revision;
-      const task = tasks.has(id) ? tasks.get(id) : sameRow ? current.task : undefined;
+      // What the cache held of the row this attempt started from (the same revision) still holds
+      // where the attempt neither read nor changed it: its task, and the callbacks and listeners
+      // on it (a revision raised for a callback the promise awaits changes neither).
+      const before = rows.promises.get(id) ?? stored;
+      const carried = current !== undefined && current.promise.revision === before.revision ? current : undefined;
       this.#set(id, {
         promise: stored,
-        task,
-        noAwaiters: noAwaiters.get(id) ?? (sameRow && current.noAwaiters),
-        noListeners: noListeners.get(id) ?? (sameRow && current.noListeners),
+        task: tasks.has(id) ? tasks.get(id) : carried?.task,
+        noAwaiters: noAwaiters.get(id) ?? carried?.noAwaiters ?? false,
+        noListeners: noListeners.get(id) ?? carried?.noListeners ?? false,
       });
     }
     // Tasks written under promises this attempt did not read (none the machine writes today): forget.

@@ -223,6 +223,20 @@ describe.skipIf(url === undefined)(`postgres promise row cache (${target.reason}
     expect(statements.length, "the remembered row was refused and the acquire loaded").toBeGreaterThan(1);
   });
 
+  it("a callback the promise awaits raises its revision but keeps what the store knows of it: the awaiter's fulfill is still one statement", async () => {
+    const { store, plain, traced } = await stores("awaiter");
+    await store.handle(create("x"), T);
+    await store.handle(acquire("x", 0, "w"), T + 1);
+    await store.handle({ kind: "promise.create", id: "q", timeoutAt: T + 3_600_000, tags: {} }, T + 1);
+    const registered = await traced({ kind: "promise.register_callback", awaited: "q", awaiter: "x" }, T + 2);
+    expect(registered.answer.status).toBe(200);
+    expect(registered.statements).toEqual(["WITH guarded_promises"]);
+    const fulfilled = await traced(fulfill("x", 1), T + 3);
+    expect(fulfilled.answer).toMatchObject({ status: 200, data: { promise: { state: "resolved" } } });
+    expect(fulfilled.statements).toEqual(["WITH guarded_promises"]);
+    expect((await plain.describePromise("x", T + 4))?.awaiting).toEqual([]);
+  });
+
   it("rowCache is checked: an integer from 0 to 1,000,000", () => {
     for (const rowCache of [-1, 1.5, 2_000_000, Number.NaN]) {
       expect(() => new PostgresPromiseStore({ connectionString: url!, rowCache })).toThrow(InvalidInputError);

@@ -555,7 +555,9 @@ function writeShape(sql: SqlCache, has: WriteShape): Shaped {
  * The guards of a write decided on remembered rows: CTEs that lock the remembered promises and
  * tasks (in the load's order: promises, then tasks, each by id) where they still match, and the
  * condition under which the statement aborts (BLY02, see promise migration 2). The final SELECT
- * reads them, so they run before the changes, which run after it.
+ * reads them; PostgreSQL runs the data-modifying CTEs, which nothing reads, after it, so the
+ * remembered rows are locked first, in the load's order. Correctness does not rest on that order:
+ * the abort undoes the whole statement, whatever ran before it.
  */
 function guardText(S: string, p: ShapeParams, has: WriteShape): { ctes: string[]; changed: string[] } {
   const ctes: string[] = [];

@@ -24,7 +24,7 @@ import {
 //   a callback committed meanwhile by the lock's holder is then seen by the check, not missed by
 //   the delete.
 // - A promise created again after a reset: a new promise's revision starts at random (48 bits),
-//   so what was remembered of the one before never matches it.
+//   so what was remembered of the one before matches it with a chance of one in 2^48.
 // - A branch by its members' ids and revisions (the members are read without locks, as the load
 //   reads them).
 
@@ -57,7 +57,7 @@ export function promiseOf(stored: StoredPromise): PromiseRow {
   };
 }
 
-/** The branch named by a promise's tags (JSON text). */
+/** The branch a promise's tags name (`resonate:branch`), or `null`. */
 export function branchOfTags(tags: Readonly<Record<string, string>>): string | null {
   return tags[PROMISE_TAGS.branch] ?? null;
 }

@@ -257,12 +257,6 @@ class PostgresPromiseBackend implements PromiseBackend {
   ): PromiseTransaction {
     const { written, outside, presumed, memo, cache } = attempt;
     const sql = this.#sql;
-    // Only an operation's first load, before any statement, may come from the cache: the write
-    // carries that load's guards, and every later load goes to the database (in the transaction).
-    let sent = false;
-    const sending = () => {
-      sent = true;
-    };
     // Outside a transaction, rows found are not locked: deciding on them (to write, or with a
     // second read of another snapshot) needs the transaction.
     const locking = () => {
@@ -280,9 +274,9 @@ class PostgresPromiseBackend implements PromiseBackend {
           for (const key of keys) presumed.ids.add(key.id);
           return absentRows(keys);
         }
-        const firstLoad = !sent;
-        sending();
-        if (cache !== null && firstLoad) {
+        // Only an operation's first load, before any statement, may come from the cache: the write
+        // carries that load's guards, and every later load goes to the database (in the transaction).
+        if (cache !== null && !session.begun && memo.guards === null) {
           const remembered = cache.lookup(keys, memo);
           if (remembered !== null) {
             for (const { promise } of remembered.promises) if (promise !== null) memo.loaded.set(promise.id, promise);
@@ -300,7 +294,6 @@ class PostgresPromiseBackend implements PromiseBackend {
           presumed.confirmed = true;
         }
         memo.effects = effects;
-        sending();
         await applyPromiseEffects(session, sql, effects, memo);
         // An unblock already there is not written again; announcing it anyway costs a spare hint only.
         if (effects.outbox.length > 0) written.outbox = true;
@@ -308,28 +301,23 @@ class PostgresPromiseBackend implements PromiseBackend {
       step: (name) => session.step(name),
       dueTimers: async (now, max) => {
         inside();
-        sending();
         return dueTimers(session, sql, now, max);
       },
       takeOutbox: async (now, max, until, filter) => {
         inside();
-        sending();
         return takeOutbox(session, sql, now, max, until, filter);
       },
       acknowledgeOutbox: async (rows) => {
         inside();
-        sending();
         await acknowledgeOutbox(session, sql, rows);
       },
       releaseOutbox: async (rows, at) => {
         inside();
-        sending();
         // A message handed back is waiting again, for a taker that can deliver it.
         if ((await releaseOutbox(session, sql, rows, at)) > 0) written.outbox = true;
       },
       reset: async () => {
         inside();
-        sending();
         await resetPromises(session, sql);
         // Other stores' caches meet the empty tables at their next write's check.
         this.#cache?.clear();

@@ -23,6 +23,8 @@ export interface PromiseSession extends Session {
    * surfaces when the operation ends). In a transaction already open, it is the write.
    */
   readonly finish: (statement: Statement, values: readonly unknown[]) => Promise<void>;
+  /** Whether the operation's transaction has begun: a statement of it went out. */
+  readonly begun: boolean;
 }
 
 const COMMIT = adHoc("COMMIT");
@@ -158,6 +160,9 @@ export async function runPromiseOperation<T>(
       else await send(client, statement, values);
     },
     step: hookedStep(hook, operation),
+    get begun() {
+      return began;
+    },
   };
   try {
     const result = await body(session);

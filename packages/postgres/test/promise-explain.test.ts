@@ -37,6 +37,7 @@ async function captured(run: (session: PromiseSession) => Promise<unknown>): Pro
     step: async () => undefined,
     query,
     finish: async (statement, values) => void (await query(statement, values)),
+    begun: true,
   };
   await run(session);
   return out;

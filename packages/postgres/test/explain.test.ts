@@ -64,12 +64,14 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
       INSERT INTO ${S}.schedules (id, cron, time_zone, job_name, queue, payload, tags, catch_up, no_overlap, cursor, created_at, updated_at)
       SELECT 'sched-' || g, '* * * * *', 'UTC', 'bench.job', 'q0', '{}', '[]', 'skip', false, ${NOW}, ${NOW}, ${NOW}
       FROM generate_series(0, 4999) g;
-      INSERT INTO ${S}.transitions (xid, job_seq, ordinal, at, state, attempt)
-      SELECT (1000 + g / 3)::text::xid8, g, 1, ${NOW}, g % 7, 1 FROM generate_series(1, 120000) g;
+      INSERT INTO ${S}.feed (xid, first_position, at, positions, job_seqs, ordinals, states, attempts)
+      SELECT (1000 + g / 3)::text::xid8, min(g), ${NOW}, array_agg(g ORDER BY g), array_agg(g ORDER BY g), array_agg(1),
+             array_agg((g % 7)::int2 ORDER BY g), array_agg(1)
+      FROM generate_series(1, 120000) g GROUP BY g / 3;
       INSERT INTO ${S}.observers (id, states, cursor_xid, cursor_position)
       VALUES ('alerts', '{5}', '30000', 90000);
       INSERT INTO ${S}.job_tags (job_seq, key, value) SELECT g, 'tenant', 't' || (g % 20) FROM generate_series(1, 120000, 3) g;
-      ANALYZE ${S}.jobs; ANALYZE ${S}.queues; ANALYZE ${S}.schedules; ANALYZE ${S}.transitions; ANALYZE ${S}.job_tags;
+      ANALYZE ${S}.jobs; ANALYZE ${S}.queues; ANALYZE ${S}.schedules; ANALYZE ${S}.feed; ANALYZE ${S}.job_tags;
     `);
     // Statistics from before the first claim: 50,000 scheduled jobs in one queue, ANALYZEd, then
     // 5,000 of them leased (by 50 workers) without a new ANALYZE.
@@ -81,9 +83,9 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
       INSERT INTO ${STALE}.jobs (id, job_name, queue, state, due_at, enqueued_at, payload, transition_count)
       SELECT 'job-' || g, 'bench.job', 'bulk', 0, ${NOW} - 60000 + g, ${NOW} - 60000, '{"n":' || g || '}', 1
       FROM generate_series(1, 50000) g;
-      INSERT INTO ${STALE}.transitions (xid, job_seq, ordinal, at, state, attempt)
-      SELECT (1000 + g)::text::xid8, g, 1, ${NOW}, 0, 0 FROM generate_series(1, 50000) g;
-      ANALYZE ${STALE}.jobs; ANALYZE ${STALE}.transitions; ANALYZE ${STALE}.queues;
+      INSERT INTO ${STALE}.feed (xid, first_position, at, positions, job_seqs, ordinals, states, attempts)
+      SELECT (1000 + g)::text::xid8, g, ${NOW}, ARRAY[g], ARRAY[g], ARRAY[1], ARRAY[0::int2], ARRAY[0] FROM generate_series(1, 50000) g;
+      ANALYZE ${STALE}.jobs; ANALYZE ${STALE}.feed; ANALYZE ${STALE}.queues;
       UPDATE ${STALE}.jobs SET state = 2, attempt = 1, lease_owner = 'w' || (seq % 50), lease_expires_at = ${NOW} + 60000 + seq,
                                transition_count = 2
       WHERE seq <= 5000;
@@ -143,7 +145,7 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
   }
 
   /** The tables that grow with the number of jobs: none may be read whole. */
-  const GROWING = new Set(["jobs", "transitions", "job_tags", "job_outputs", "job_edges"]);
+  const GROWING = new Set(["jobs", "feed", "failure_details", "job_tags", "job_outputs", "job_edges"]);
 
   function expectIndexed(planNodes: PlanNode[], index: string): void {
     const seqScans = planNodes.filter((n) => GROWING.has(n["Relation Name"] ?? "") && n["Node Type"] === "Seq Scan");
@@ -173,9 +175,9 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
       expectIndexed(await plan(LIST_SCHEDULES(S), [], mode), "jobs_schedule");
     });
 
-    it(`an observer walks the log from its cursor by the (xid, position) key (${mode} plan)`, async () => {
-      expectIndexed(await plan(WALK(S), ["alerts", 32], mode), "transitions_pkey");
-      expectIndexed(await plan(ADVANCE(S), ["alerts"], mode), "transitions_pkey");
+    it(`an observer walks the feed from its cursor by the (xid, first_position) key (${mode} plan)`, async () => {
+      expectIndexed(await plan(WALK(S), ["alerts", 32], mode), "feed_pkey");
+      expectIndexed(await plan(ADVANCE(S), ["alerts"], mode), "feed_pkey");
     });
 
     // The hot path besides claims: none of it may scan a growing table either.

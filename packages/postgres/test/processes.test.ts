@@ -12,6 +12,8 @@ const target = await pgTarget("processes.test.ts");
 const url = target.url;
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+/** The transitions of the whole log as rows `e(seq, state)` (one per job and state change, from the feed). */
+const LOGGED = (schema: string) => `"${schema}".feed f CROSS JOIN LATERAL unnest(f.job_seqs, f.states) AS e(seq, state)`;
 
 const start = (script: string, args: string[], env: Record<string, string> = {}): Child =>
   startChild([process.execPath, fixture(script), ...args], packageDir, env);
@@ -110,10 +112,10 @@ describe.skipIf(url === undefined)(`postgres across processes (${target.reason})
     expect(states.terminal, "every job reached a terminal state").toBe(states.total);
     expect(states.expired).toBe(inFlight[0].n);
     const { rows: doubled } = await pool.query(
-      `SELECT job_seq, count(*)::int AS n FROM "${schema}".transitions WHERE state >= 3 GROUP BY job_seq HAVING count(*) <> 1`,
+      `SELECT e.seq, count(*)::int AS n FROM ${LOGGED(schema)} WHERE e.state >= 3 GROUP BY e.seq HAVING count(*) <> 1`,
     );
     expect(doubled, "no job has more than one terminal transition").toEqual([]);
-    const { rows: ended } = await pool.query(`SELECT count(DISTINCT job_seq)::int AS n FROM "${schema}".transitions WHERE state >= 3`);
+    const { rows: ended } = await pool.query(`SELECT count(DISTINCT e.seq)::int AS n FROM ${LOGGED(schema)} WHERE e.state >= 3`);
     expect(ended[0].n, "every job has its terminal transition").toBe(states.total);
     await store.close();
   }, 300_000);

@@ -4,6 +4,7 @@ import { migration000002 } from "./000002.js";
 import { migration000003 } from "./000003.js";
 import { migration000004 } from "./000004.js";
 import { migration000005 } from "./000005.js";
+import { migration000006 } from "./000006.js";
 import { promiseMigration000001 } from "./promise-000001.js";
 import { promiseMigration000002 } from "./promise-000002.js";
 
@@ -19,6 +20,7 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 3, requires: 1, sql: migration000003 },
   { version: 4, requires: 1, sql: migration000004 },
   { version: 5, requires: 1, sql: migration000005 },
+  { version: 6, requires: 6, sql: migration000006 },
 ]);
 
 /** The schema version this build of the store knows (and `migrate()` creates). */

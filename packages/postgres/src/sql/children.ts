@@ -1,7 +1,7 @@
 import { DEPENDENCY_MODE_CODES, type Instant, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, jobStateNameSql, terminalCauseSql } from "@belay/contract";
 import type { DueQueues, StoreContext } from "../context.js";
 import type { Session } from "../session.js";
-import { transitionCtes } from "./jobs.js";
+import { feedCtes, transitionAssignments } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 
@@ -54,15 +54,17 @@ moved AS (
     terminal_at = CASE WHEN d.next_state = ${STATE.cancelled} THEN $4::bigint END,
     terminal_cause = CASE WHEN d.next_state = ${STATE.cancelled} THEN d.failed_cause END,
     due_at = CASE WHEN d.next_state = ${STATE.scheduled} THEN greatest(c.due_at, $4::bigint) ELSE c.due_at END,
-    transition_count = c.transition_count + CASE WHEN d.next_state = ${STATE.awaitingParents} THEN 0 ELSE 1 END
+    ${transitionAssignments(S, {
+      row: "c",
+      cause: `CASE WHEN d.next_state = ${STATE.cancelled} THEN ${TRANSITION_CAUSE_CODES.parentFailed} ELSE ${TRANSITION_CAUSE_CODES.parentsResolved} END`,
+      when: `d.next_state <> ${STATE.awaitingParents}`, history: "$5", cap: "$6",
+    })}
   FROM decided d
   WHERE c.seq = d.child_seq AND c.state = ${STATE.awaitingParents}
-  RETURNING c.seq, c.id, c.queue, c.state, c.due_at, c.attempt, c.has_children, c.transition_count
+  RETURNING c.seq, c.id, c.queue, c.state, c.due_at, c.attempt, c.has_children, c.transition_count, c.history
 ),
 changed AS (SELECT * FROM moved WHERE state <> ${STATE.awaitingParents}),
-${transitionCtes(S, "changed", "$4", "$5", "$6", {
-  cause: `CASE WHEN s.state = ${STATE.cancelled} THEN ${TRANSITION_CAUSE_CODES.parentFailed} ELSE ${TRANSITION_CAUSE_CODES.parentsResolved} END`,
-})}
+${feedCtes(S, "changed", "$4", "$5", "$6")}
 SELECT seq, id, queue, state, due_at, has_children FROM changed ORDER BY seq`;
 
 /**

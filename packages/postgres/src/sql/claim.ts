@@ -1,7 +1,7 @@
 import { type ClaimRequest, type ClaimResult, type ClaimedJob, JOB_STATE_CODES, TRANSITION_CAUSE_CODES, clampToBound } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import type { Session } from "../session.js";
-import { toClaimed, transitionCtes } from "./jobs.js";
+import { feedCtes, toClaimed, transitionAssignments } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 
@@ -67,13 +67,16 @@ picked AS MATERIALIZED (
 claimed AS (
   UPDATE ${S}.jobs j
   SET state = ${STATE.leased}, attempt = j.attempt + 1, lease_owner = $5, lease_expires_at = $4 + $6::bigint,
-      transition_count = j.transition_count + 1
+      ${transitionAssignments(S, {
+        row: "j", cause: `${TRANSITION_CAUSE_CODES.claimed}`, worker: "$5",
+        history: "(SELECT $7::boolean)", cap: "$8",
+      })}
   WHERE j.seq = ANY(ARRAY(SELECT p.seq FROM picked p))
   RETURNING j.seq, j.id, j.job_name, j.queue, j.payload, j.state, j.attempt, j.releases, j.due_at, j.enqueued_at,
             j.lease_expires_at, j.tags, j.parent_ids, j.dependency_mode, j.trace_context, j.schedule_id,
-            j.workflow_id, j.transition_count, j.retry
+            j.workflow_id, j.transition_count, j.retry, j.history
 ),
-${transitionCtes(S, "claimed", "$4", "(SELECT $7::boolean)", "$8", { cause: `${TRANSITION_CAUSE_CODES.claimed}`, worker: "$5" })},
+${feedCtes(S, "claimed", "$4", "(SELECT $7::boolean)", "$8")},
 next_due AS (
   SELECT min(n.due_at) AS due_at FROM settings s CROSS JOIN LATERAL (
     SELECT j.due_at FROM ${S}.jobs j

@@ -7,7 +7,7 @@ import { DueQueues, type StoreContext } from "../context.js";
 import type { CheckedJob } from "../enqueue-coalescer.js";
 import { type CheckedExecutor, type Session, type SqlCache, clientExecutor } from "../session.js";
 import { appendAudit } from "./audit.js";
-import { stateOf, toInt } from "./jobs.js";
+import { feedCtes, historyEntrySql, stateOf, toInt } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 const CAUSE = TRANSITION_CAUSE_CODES;
@@ -52,13 +52,16 @@ WITH input AS (
 ins AS (
   INSERT INTO ${S}.jobs (id, job_name, queue, state, due_at, enqueued_at, terminal_at, terminal_cause, parents_remaining,
                          parent_ids, dependency_mode, tags, trace_context, schedule_id, workflow_id, has_children,
-                         transition_count, retry, payload)
+                         transition_count, retry, payload, history)
   SELECT id, job_name, queue, coalesce(state, ${STATE.scheduled}), due_at, $2, CASE WHEN state >= ${STATE.succeeded} THEN $2::bigint END,
          terminal_cause, coalesce(parents_remaining, 0), parent_ids::text, coalesce(dependency_mode, 0), tags::text, trace_context,
-         schedule_id, workflow_id, coalesce(has_children, false), 1, retry::text, payload
+         schedule_id, workflow_id, coalesce(has_children, false), 1, retry::text, payload,
+         CASE WHEN $3 THEN '[' || ${historyEntrySql(S, {
+           cause: `CASE WHEN state = ${STATE.cancelled} THEN ${CAUSE.parentFailed} ELSE $4::int2 END`,
+         })} || ']' END
   FROM input ORDER BY ord
   ON CONFLICT (id) DO NOTHING
-  RETURNING seq, id, queue, state, tags
+  RETURNING seq, id, queue, state, tags, attempt, transition_count, history
 ),
 new_queues AS (
   INSERT INTO ${S}.queues (queue) SELECT DISTINCT queue FROM ins ON CONFLICT (queue) DO NOTHING
@@ -86,12 +89,7 @@ marked_parents AS (
   UPDATE ${S}.jobs p SET has_children = true
   WHERE p.id = ANY(ARRAY(SELECT DISTINCT e.parent_id FROM edges e)) AND NOT p.has_children
 ),
-log AS (
-  INSERT INTO ${S}.transitions (xid, job_seq, ordinal, at, state, attempt, cause)
-  SELECT pg_current_xact_id(), seq, 1, $2, state, 0,
-         CASE WHEN state = ${STATE.cancelled} THEN ${CAUSE.parentFailed} ELSE $4::int2 END
-  FROM ins WHERE $3 ORDER BY seq
-)
+${feedCtes(S, "ins", "$2", "$3", "NULL")}
 SELECT ins.seq, CASE WHEN ins.seq IS NULL THEN (SELECT e.state FROM ${S}.jobs e WHERE e.id = i.id) END AS existing_state
 FROM input i
 LEFT JOIN ins ON ins.id = i.id

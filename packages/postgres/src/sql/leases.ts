@@ -4,7 +4,7 @@ import {
 } from "@belay/contract";
 import { DueQueues, type StoreContext } from "../context.js";
 import { type EndedParent, resolveChildren } from "./children.js";
-import { decodeRetry, transitionCtes } from "./jobs.js";
+import { decodeRetry, feedCtes, transitionAssignments } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 
@@ -75,13 +75,17 @@ cur AS MATERIALIZED (
 ),
 released AS (
   UPDATE ${S}.jobs j SET state = ${STATE.scheduled}, due_at = $4, releases = j.releases + 1, lease_owner = NULL, lease_expires_at = NULL,
-         cancel_requested_by = NULL, transition_count = j.transition_count + 1
+         cancel_requested_by = NULL,
+         ${transitionAssignments(S, {
+           row: "j", cause: `${TRANSITION_CAUSE_CODES.released}`, worker: "$3",
+           history: "(SELECT $5::boolean)", cap: "$6",
+         })}
   FROM cur c
   WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM cur x)) AND j.seq = c.seq
     AND j.state = c.state AND j.lease_owner = $3 AND j.attempt = c.attempt AND j.lease_expires_at > $4
-  RETURNING j.seq, j.id, j.queue, j.state, j.attempt, j.transition_count, c.ord
+  RETURNING j.seq, j.id, j.queue, j.state, j.attempt, j.transition_count, j.history, c.ord
 ),
-${transitionCtes(S, "released", "$4", "(SELECT $5::boolean)", "$6", { cause: `${TRANSITION_CAUSE_CODES.released}`, worker: "$3" })}
+${feedCtes(S, "released", "$4", "(SELECT $5::boolean)", "$6")}
 SELECT r.ord, e.queue FROM r LEFT JOIN released e ON e.ord = r.ord ORDER BY r.ord`;
 
 /** See `JobStore.release`. A job named twice is released by the first row; the second is stale. */
@@ -170,12 +174,15 @@ expired AS (
     terminal_at = CASE WHEN d.state >= ${STATE.succeeded} THEN $5::bigint END,
     terminal_cause = d.terminal_cause,
     lease_owner = NULL, lease_expires_at = NULL, cancel_requested_by = NULL,
-    transition_count = j.transition_count + 1
+    ${transitionAssignments(S, {
+      row: "j", cause: `${TRANSITION_CAUSE_CODES.leaseExpired}`, worker: "d.owner",
+      history: "$6", cap: "$7",
+    })}
   FROM d
   WHERE j.seq = ANY(ARRAY(SELECT x.seq FROM d x)) AND j.seq = d.seq
-  RETURNING j.seq, j.state, j.attempt, j.transition_count, d.owner
+  RETURNING j.seq, j.state, j.attempt, j.transition_count, j.history, d.owner
 ),
-${transitionCtes(S, "expired", "$5", "$6", "$7", { cause: `${TRANSITION_CAUSE_CODES.leaseExpired}`, worker: "s.owner" })}
+${feedCtes(S, "expired", "$5", "$6", "$7")}
 SELECT count(*) AS expired FROM expired`;
 
 /** See `JobStore.expireLeases`. */

@@ -7,14 +7,22 @@ import type { StoreContext } from "../context.js";
 import type { Session } from "../session.js";
 import { stateOf } from "./jobs.js";
 
-// The transition log is walked in (xid, position) order, and only over rows whose writing
-// transaction is older than the oldest transaction still running (pg_snapshot_xmin): every such
-// transaction has finished, so no row can ever appear below the walk's cursor. A transaction
-// that commits late holds the horizon back until it commits, and its rows are then walked
-// after the cursor — never skipped. `position` (an identity) numbers the rows; it agrees with
+// The transition log is the feed (one row per writing statement, its arrays one entry per job
+// that moved; see `transitionAssignments`), walked entry by entry in (xid, position) order, and
+// only over rows whose writing transaction is older than the oldest transaction still running
+// (pg_snapshot_xmin): every such transaction has finished, so no entry can ever appear below the
+// walk's cursor. A transaction that commits late holds the horizon back until it commits, and its
+// entries are then walked after the cursor — never skipped. Positions (one sequence) agree with
 // the walk order except between transactions that overlapped.
 //
 // The cursor is stored as the pair (cursor_xid, cursor_position); it is reported as the position.
+
+/** The feed's entries as rows `t` (position, job_seq, ordinal, state, attempt) of feed row `f` (xid, at). */
+const ENTRIES = (S: string) =>
+  `${S}.feed f CROSS JOIN LATERAL unnest(f.positions, f.job_seqs, f.ordinals, f.states, f.attempts) AS t(position, job_seq, ordinal, state, attempt)`;
+
+/** The entries after observer `o`'s cursor: the feed's key bounds the scan, the pair picks within a transaction. */
+const AFTER_CURSOR = `f.xid >= o.cursor_xid AND (f.xid, t.position) > (o.cursor_xid, o.cursor_position)`;
 
 const SUBSCRIBED = `t.state = ANY(o.states)
   AND (o.job_names IS NULL OR j.job_name = ANY(o.job_names))
@@ -25,7 +33,7 @@ const SUBSCRIBED = `t.state = ANY(o.states)
 // registration" (startAt `end` promises later transitions only).
 const REGISTER = (S: string) => `
 WITH tail AS (
-  SELECT xid, position FROM ${S}.transitions ORDER BY xid DESC, position DESC LIMIT 1
+  SELECT xid, positions[cardinality(positions)] AS position FROM ${S}.feed ORDER BY xid DESC, first_position DESC LIMIT 1
 )
 INSERT INTO ${S}.observers AS o (id, states, job_names, queues, cursor_xid, cursor_position)
 SELECT $1, $2, $3, $4,
@@ -60,16 +68,17 @@ const LEASE_OWNER = (S: string) => `SELECT lease_owner FROM ${S}.observers WHERE
 
 /** The next deliverable transitions of one observer, in walk order, below the horizon. */
 export const WALK = (S: string) => `
-SELECT t.xid::text AS xid, t.position, t.state, t.attempt, t.at, t.failure_detail, j.id AS job_id, j.job_name, j.queue,
+SELECT f.xid::text AS xid, t.position, t.state, t.attempt, f.at, fd.detail AS failure_detail, j.id AS job_id, j.job_name, j.queue,
        d.attempts, d.next_attempt_at
 FROM ${S}.observers o
-JOIN ${S}.transitions t ON (t.xid, t.position) > (o.cursor_xid, o.cursor_position)
+JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR}
 JOIN ${S}.jobs j ON j.seq = t.job_seq
+LEFT JOIN ${S}.failure_details fd ON fd.job_seq = t.job_seq AND fd.ordinal = t.ordinal
 LEFT JOIN ${S}.observer_deliveries d ON d.observer_id = o.id AND d.position = t.position
-WHERE o.id = $1 AND t.xid < pg_snapshot_xmin(pg_current_snapshot())
+WHERE o.id = $1 AND f.xid < pg_snapshot_xmin(pg_current_snapshot())
   AND ${SUBSCRIBED}
   AND coalesce(d.resolved, 0) = 0
-ORDER BY t.xid, t.position
+ORDER BY f.xid, t.position
 LIMIT $2`;
 
 const HAND_OUT = (S: string) => `
@@ -141,7 +150,7 @@ dead AS (
   INSERT INTO ${S}.observer_dead_letters (observer_id, position, job_id, state, attempt, at, delivery_attempts, dead_lettered_at, error)
   SELECT $1, r.position, coalesce(j.id, ''), coalesce(t.state, ${JOB_STATE_CODES.scheduled}), coalesce(t.attempt, 0), coalesce(t.at, $6), r.attempts, $6, r.error
   FROM recorded r
-  LEFT JOIN ${S}.transitions t ON t.xid = r.xid AND t.position = r.position
+  LEFT JOIN LATERAL (SELECT t.job_seq, t.state, t.attempt, f.at FROM ${ENTRIES(S)} WHERE f.xid = r.xid AND t.position = r.position) t ON true
   LEFT JOIN ${S}.jobs j ON j.seq = t.job_seq
   WHERE r.kind = 2
   ORDER BY r.ord
@@ -155,19 +164,19 @@ SELECT count(*) FROM recorded`;
 export const ADVANCE = (S: string) => `
 WITH o AS (SELECT * FROM ${S}.observers WHERE id = $1),
 blocker AS (
-  SELECT t.xid, t.position FROM o
-  JOIN ${S}.transitions t ON (t.xid, t.position) > (o.cursor_xid, o.cursor_position)
+  SELECT f.xid, t.position FROM o
+  JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR}
   JOIN ${S}.jobs j ON j.seq = t.job_seq
   LEFT JOIN ${S}.observer_deliveries d ON d.observer_id = o.id AND d.position = t.position
   WHERE ${SUBSCRIBED} AND coalesce(d.resolved, 0) = 0
-  ORDER BY t.xid, t.position LIMIT 1
+  ORDER BY f.xid, t.position LIMIT 1
 ),
 settled AS (
-  SELECT t.xid, t.position FROM o
-  JOIN ${S}.transitions t ON (t.xid, t.position) > (o.cursor_xid, o.cursor_position)
-  WHERE t.xid < pg_snapshot_xmin(pg_current_snapshot())
-    AND (NOT EXISTS (SELECT 1 FROM blocker) OR (t.xid, t.position) < (SELECT b.xid, b.position FROM blocker b))
-  ORDER BY t.xid DESC, t.position DESC LIMIT 1
+  SELECT f.xid, t.position FROM o
+  JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR}
+  WHERE f.xid < pg_snapshot_xmin(pg_current_snapshot())
+    AND (NOT EXISTS (SELECT 1 FROM blocker) OR (f.xid, t.position) < (SELECT b.xid, b.position FROM blocker b))
+  ORDER BY f.xid DESC, t.position DESC LIMIT 1
 ),
 moved AS (
   UPDATE ${S}.observers SET cursor_xid = s.xid, cursor_position = s.position FROM settled s WHERE id = $1
@@ -211,11 +220,11 @@ SELECT o.id, array_to_json(o.job_names)::text AS job_names, array_to_json(o.queu
        p.pending, p.oldest
 FROM ${S}.observers o
 CROSS JOIN LATERAL (
-  SELECT count(*) AS pending, (array_agg(t.at ORDER BY t.xid, t.position))[1] AS oldest
-  FROM ${S}.transitions t
+  SELECT count(*) AS pending, (array_agg(f.at ORDER BY f.xid, t.position))[1] AS oldest
+  FROM ${ENTRIES(S)}
   JOIN ${S}.jobs j ON j.seq = t.job_seq
   LEFT JOIN ${S}.observer_deliveries d ON d.observer_id = o.id AND d.position = t.position
-  WHERE (t.xid, t.position) > (o.cursor_xid, o.cursor_position) AND ${SUBSCRIBED} AND coalesce(d.resolved, 0) = 0
+  WHERE ${AFTER_CURSOR} AND ${SUBSCRIBED} AND coalesce(d.resolved, 0) = 0
 ) p
 WHERE ($1::text IS NULL OR o.id = $1)
 ORDER BY o.id`;

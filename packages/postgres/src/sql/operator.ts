@@ -5,7 +5,7 @@ import {
 import { DueQueues, type StoreContext } from "../context.js";
 import { appendAudit } from "./audit.js";
 import { resolveChildren } from "./children.js";
-import { stateOf, transitionCtes } from "./jobs.js";
+import { feedCtes, stateOf, transitionAssignments } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 
@@ -16,11 +16,15 @@ const REQUEST_CANCEL = (S: string) => `UPDATE ${S}.jobs SET cancel_requested_by 
 const CANCEL_JOB = (S: string) => `
 WITH cancelled AS (
   UPDATE ${S}.jobs j SET state = ${STATE.cancelled}, terminal_at = $2, terminal_cause = ${terminalCauseSql("cancelledBy", { actor: "$3" })},
-         lease_owner = NULL, lease_expires_at = NULL, cancel_requested_by = NULL, transition_count = j.transition_count + 1
+         lease_owner = NULL, lease_expires_at = NULL, cancel_requested_by = NULL,
+         ${transitionAssignments(S, {
+           row: "j", cause: `${TRANSITION_CAUSE_CODES.operatorCancelled}`,
+           history: "$4", cap: "$5",
+         })}
   WHERE j.seq = $1
-  RETURNING j.seq, j.state, j.attempt, j.transition_count
+  RETURNING j.seq, j.state, j.attempt, j.transition_count, j.history
 ),
-${transitionCtes(S, "cancelled", "$2", "$4", "$5", { cause: `${TRANSITION_CAUSE_CODES.operatorCancelled}` })}
+${feedCtes(S, "cancelled", "$2", "$4", "$5")}
 SELECT count(*) FROM cancelled`;
 
 /** See `JobStore.cancelJob`. */
@@ -55,11 +59,13 @@ export async function cancelJob(ctx: StoreContext, request: JobActionRequest): P
 const REQUEUE_JOB = (S: string) => `
 WITH requeued AS (
   UPDATE ${S}.jobs j SET state = ${STATE.scheduled}, due_at = $2, attempt = 0, releases = 0, terminal_at = NULL, terminal_cause = NULL,
-         transition_count = j.transition_count + 1
+         ${transitionAssignments(S, {
+           row: "j", cause: `${TRANSITION_CAUSE_CODES.requeued}`, history: "$3", cap: "$4",
+         })}
   WHERE j.id = $1 AND j.state IN (${STATE.deadLettered}, ${STATE.quarantined})
-  RETURNING j.seq, j.queue, j.state, j.attempt, j.transition_count
+  RETURNING j.seq, j.queue, j.state, j.attempt, j.transition_count, j.history
 ),
-${transitionCtes(S, "requeued", "$2", "$3", "$4", { cause: `${TRANSITION_CAUSE_CODES.requeued}` })}
+${feedCtes(S, "requeued", "$2", "$3", "$4")}
 SELECT seq, queue FROM requeued`;
 
 const STATE_OF = (S: string) => `SELECT state FROM ${S}.jobs WHERE id = $1`;

@@ -6,7 +6,7 @@ import {
 import { DueQueues, type StoreContext } from "../context.js";
 import { sqlState } from "../pg-errors.js";
 import { type EndedParent, resolveChildren } from "./children.js";
-import { encodeTags, stateOf, transitionCtes } from "./jobs.js";
+import { encodeTags, feedCtes, stateOf, transitionAssignments } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 
@@ -32,6 +32,13 @@ function outcomeCauseSql(kind: string, state: string): string {
   });
   return `CASE ${kind} ${branches.join(" ")} END`;
 }
+
+/** The state an applied outcome moves its job to, over the report (`c`) and the job's row as locked (`j`). */
+const ENDED_STATE = `CASE c.kind
+      WHEN ${KINDS.succeeded} THEN ${STATE.succeeded}
+      WHEN ${KINDS.failed} THEN CASE WHEN c.retry_at IS NULL THEN ${STATE.deadLettered} WHEN j.cancel_requested_by IS NOT NULL THEN ${STATE.cancelled} ELSE ${STATE.scheduled} END
+      WHEN ${KINDS.cancelled} THEN ${STATE.cancelled}
+      ELSE ${STATE.quarantined} END`;
 
 /**
  * A batch of outcomes is one statement: each row is fenced (leased by that worker, at that
@@ -91,11 +98,7 @@ locked AS MATERIALIZED (
 ),
 ended AS (
   UPDATE ${S}.jobs j SET
-    state = CASE c.kind
-      WHEN ${KINDS.succeeded} THEN ${STATE.succeeded}
-      WHEN ${KINDS.failed} THEN CASE WHEN c.retry_at IS NULL THEN ${STATE.deadLettered} WHEN j.cancel_requested_by IS NOT NULL THEN ${STATE.cancelled} ELSE ${STATE.scheduled} END
-      WHEN ${KINDS.cancelled} THEN ${STATE.cancelled}
-      ELSE ${STATE.quarantined} END,
+    state = ${ENDED_STATE},
     due_at = CASE WHEN c.kind = ${KINDS.failed} AND c.retry_at IS NOT NULL AND j.cancel_requested_by IS NULL THEN c.retry_at ELSE j.due_at END,
     terminal_at = CASE WHEN c.kind = ${KINDS.failed} AND c.retry_at IS NOT NULL AND j.cancel_requested_by IS NULL THEN NULL ELSE $11::bigint END,
     terminal_cause = CASE c.kind
@@ -106,7 +109,10 @@ ended AS (
       ELSE ${terminalCauseSql("unroutable", { reason: "c.reason" })} END,
     lease_owner = NULL, lease_expires_at = NULL, cancel_requested_by = NULL,
     tags = coalesce(c.merged, j.tags),
-    transition_count = j.transition_count + 1
+    ${transitionAssignments(S, {
+      row: "j", cause: outcomeCauseSql("c.kind", ENDED_STATE), worker: "c.worker_id",
+      history: "(SELECT $12::boolean)", cap: "$13",
+    })}
   FROM cur c
   WHERE j.seq = ANY(ARRAY(SELECT l.seq FROM locked l))
     AND j.seq = c.seq
@@ -114,7 +120,7 @@ ended AS (
     -- read by cur (always leased), not with a literal: no partial index then matches this update, and
     -- the planner cannot trade the primary-key probes for a walk of the leased-jobs index.
     AND j.state = c.state AND j.lease_owner = c.worker_id AND j.attempt = c.attempt AND j.lease_expires_at > $11
-  RETURNING j.seq, j.id, j.queue, j.state, j.due_at, j.attempt, j.has_children, j.transition_count,
+  RETURNING j.seq, j.id, j.queue, j.state, j.due_at, j.attempt, j.has_children, j.transition_count, j.history,
             c.ord, c.kind, c.detail, c.output, c.add_tags, c.worker_id
 ),
 outputs AS (
@@ -129,11 +135,7 @@ added_tags AS (
   WHERE e.add_tags IS NOT NULL
   ON CONFLICT DO NOTHING
 ),
-${transitionCtes(S, "ended", "$11", "(SELECT $12::boolean)", "$13", {
-  cause: outcomeCauseSql("s.kind", "s.state"),
-  worker: "s.worker_id",
-  detail: `CASE WHEN s.kind = ${KINDS.failed} THEN s.detail END`,
-})}
+${feedCtes(S, "ended", "$11", "(SELECT $12::boolean)", "$13", `CASE WHEN s.kind = ${KINDS.failed} THEN s.detail END`)}
 SELECT r.ord, e.state, e.queue, e.due_at, e.seq, e.id, e.has_children, (c.seq IS NOT NULL) AS fenced, c.tag_count,
        ${S}.retry_in_transaction($14 AND EXISTS (SELECT 1 FROM ended x WHERE x.has_children AND x.state >= ${STATE.succeeded})) AS handover
 FROM r LEFT JOIN cur c ON c.ord = r.ord LEFT JOIN ended e ON e.ord = r.ord

@@ -26,10 +26,19 @@ export async function getJobOutput(ctx: StoreContext, jobId: string): Promise<st
   return (row?.["output"] as string | undefined) ?? null;
 }
 
+// A history entry holds the cause, the worker and the feed row's key (xid, position); the rest
+// is read from that feed row (see `transitionAssignments`).
 const GET_HISTORY = (S: string) => `
-SELECT t.ordinal, t.position, t.at, t.state, t.cause, t.worker_id, t.attempt, t.failure_detail
-FROM ${S}.jobs j JOIN ${S}.transitions t ON t.job_seq = j.seq
-WHERE j.id = $1 ORDER BY t.ordinal`;
+SELECT f.ordinals[k] AS ordinal, e.position, f.at, f.states[k] AS state, e.cause, e.worker_id, f.attempts[k] AS attempt, d.detail AS failure_detail
+FROM ${S}.jobs j
+CROSS JOIN LATERAL json_to_recordset(
+  (SELECT json_agg(json_build_object('position', x->0, 'cause', x->1, 'xid', x->>2, 'worker_id', x->3)) FROM json_array_elements(j.history::json) AS x)
+) AS e(cause int2, worker_id text, xid xid8, position bigint)
+JOIN ${S}.feed f ON f.xid = e.xid AND f.first_position <= e.position
+CROSS JOIN LATERAL array_position(f.positions, e.position) AS k
+LEFT JOIN ${S}.failure_details d ON d.job_seq = j.seq AND d.ordinal = f.ordinals[k]
+WHERE j.id = $1 AND k IS NOT NULL
+ORDER BY f.ordinals[k]`;
 
 /** See `JobStore.getJobHistory`. */
 export async function getJobHistory(ctx: StoreContext, jobId: string): Promise<TransitionRecord[]> {

@@ -1,17 +1,20 @@
 import { JOB_STATE_CODES, type PurgeTerminalRequest, type PurgeTerminalResult, clampToBound } from "@belay/contract";
+import type { StoreContext } from "../context.js";
+import { adHoc } from "../session.js";
 
 const STATE = JOB_STATE_CODES;
-import type { StoreContext } from "../context.js";
+const NO_JIT = adHoc("SET LOCAL jit = off");
 
 /**
  * One bounded batch: the oldest terminal jobs of one class that ended before `$1`, read from
  * the class's partial index on terminal_at. A workflow member waits until its whole workflow
  * has drained, and then goes by the drain instant (its last member's terminal time). The jobs
- * leave with their tags, transitions, output and edges, and a workflow with its last member.
+ * leave with their tags, failure details, output and edges, a feed row with the last of its jobs,
+ * and a workflow with its last member.
  */
 export const PURGE = (S: string, states: string) => `
 WITH victims AS MATERIALIZED (
-  SELECT j.ctid, j.seq, j.workflow_id FROM ${S}.jobs j
+  SELECT j.ctid, j.seq, j.workflow_id, j.history FROM ${S}.jobs j
   WHERE j.state IN (${states}) AND j.terminal_at < $1
     AND (j.workflow_id IS NULL OR (
       SELECT bool_and(m.state >= ${STATE.succeeded} AND m.terminal_at < $1) FROM ${S}.jobs m WHERE m.workflow_id = j.workflow_id))
@@ -21,7 +24,18 @@ WITH victims AS MATERIALIZED (
 ),
 gone_jobs AS (DELETE FROM ${S}.jobs j WHERE j.ctid = ANY(ARRAY(SELECT ctid FROM victims))),
 gone_tags AS (DELETE FROM ${S}.job_tags t WHERE t.job_seq = ANY(ARRAY(SELECT seq FROM victims))),
-gone_log AS (DELETE FROM ${S}.transitions t WHERE t.job_seq = ANY(ARRAY(SELECT seq FROM victims))),
+gone_details AS (DELETE FROM ${S}.failure_details f WHERE f.job_seq = ANY(ARRAY(SELECT seq FROM victims))),
+-- A feed row goes with the last of its jobs: found by the transaction ids in the victims' histories.
+gone_feed AS (
+  DELETE FROM ${S}.feed f
+  WHERE f.xid = ANY(ARRAY(
+      SELECT DISTINCT (e.value->>2)::xid8 FROM victims v CROSS JOIN LATERAL json_array_elements(v.history::json) AS e(value)
+      WHERE v.history IS NOT NULL))
+    AND f.job_seqs && ARRAY(SELECT seq FROM victims)
+    AND NOT EXISTS (
+      SELECT 1 FROM unnest(f.job_seqs) AS m(seq) JOIN ${S}.jobs j ON j.seq = m.seq
+      WHERE NOT (m.seq = ANY(ARRAY(SELECT seq FROM victims))))
+),
 gone_output AS (DELETE FROM ${S}.job_outputs o WHERE o.job_seq = ANY(ARRAY(SELECT seq FROM victims))),
 gone_edges AS (
   DELETE FROM ${S}.job_edges e
@@ -42,7 +56,10 @@ export async function purgeTerminal(ctx: StoreContext, request: PurgeTerminalReq
     request.retentionClass === "succeededOrCancelled"
       ? ctx.sql.get("purgeSucceededCancelled", (S) => PURGE(S, `${STATE.succeeded}, ${STATE.cancelled}`))
       : ctx.sql.get("purgeDeadQuarantined", (S) => PURGE(S, `${STATE.deadLettered}, ${STATE.quarantined}`));
-  return ctx.executor.run("purgeTerminal", "autocommit", async (session) => {
+  return ctx.executor.run("purgeTerminal", "transaction", async (session) => {
+    // Its estimates (a victim's history as ~100 entries, each feed row's jobs probed) price it
+    // past jit_above_cost, and compiling it took seconds for a purge that runs in milliseconds.
+    await session.query(NO_JIT);
     const [row] = await session.query(statement, [request.before, max]);
     await session.step("jobs purged");
     return { purged: row!["purged"] as number };

@@ -149,8 +149,9 @@ export async function expectDrainedOnce(pool: pg.Pool, schema: string, summaries
   ).rows;
   expect(counts).toEqual({ succeeded: total, retried: 0, total });
   const [log] = (
-    await pool.query(`SELECT count(*) FILTER (WHERE state = 2)::int AS claims, count(*) FILTER (WHERE state = 3)::int AS successes,
-                             count(DISTINCT job_seq) FILTER (WHERE state = 3)::int AS jobs FROM "${schema}".transitions`)
+    await pool.query(`SELECT count(*) FILTER (WHERE e.state = 2)::int AS claims, count(*) FILTER (WHERE e.state = 3)::int AS successes,
+                             count(DISTINCT e.seq) FILTER (WHERE e.state = 3)::int AS jobs
+                      FROM "${schema}".feed f CROSS JOIN LATERAL unnest(f.job_seqs, f.states) AS e(seq, state)`)
   ).rows;
   expect(log, "one claim and one success recorded per job").toEqual({ claims: total, successes: total, jobs: total });
 }

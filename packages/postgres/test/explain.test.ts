@@ -7,7 +7,7 @@ import { HEARTBEAT, LOCK_EXPIRED_LEASES, RELEASE } from "../src/sql/leases.js";
 import { ADVANCE, WALK } from "../src/sql/observers.js";
 import { REPORT_OUTCOMES } from "../src/sql/outcomes.js";
 import { listJobsQuery } from "../src/sql/reads.js";
-import { PURGE } from "../src/sql/retention.js";
+import { PURGE, SWEEP_FEED } from "../src/sql/retention.js";
 import { LIST_SCHEDULES, MOVE_CURSOR } from "../src/sql/schedules.js";
 import { facetTagsQuery } from "../src/sql/tags.js";
 import { pgTarget, testDatabase } from "./pg-target.js";
@@ -176,8 +176,13 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
     });
 
     it(`an observer walks the feed from its cursor by the (xid, first_position) key (${mode} plan)`, async () => {
-      expectIndexed(await plan(WALK(S), ["alerts", 32], mode), "feed_pkey");
-      expectIndexed(await plan(ADVANCE(S), ["alerts"], mode), "feed_pkey");
+      expectIndexed(await plan(WALK(S), ["alerts", 32, 64], mode), "feed_pkey");
+      expectIndexed(await plan(ADVANCE(S), ["alerts", 64], mode), "feed_pkey");
+    });
+
+    it(`the purge finds its victims' feed rows, and the sweep walks the feed from its cursor, by the feed's key (${mode} plan)`, async () => {
+      expectIndexed(await plan(PURGE(S, "3, 4"), [NOW - 3_600_000, 500], mode), "feed_pkey");
+      expectIndexed(await plan(SWEEP_FEED(S), [500], mode), "feed_pkey");
     });
 
     // The hot path besides claims: none of it may scan a growing table either.
@@ -270,5 +275,30 @@ describe.skipIf(url === undefined)(`postgres query plans (${target.reason})`, ()
     expect(await planCounts(REPORT_OUTCOMES(S), reportValues(1), 10), "one outcome").toEqual(settled);
     expect(await planCounts(REPORT_OUTCOMES(S), reportValues(32), 10), "32 outcomes").toEqual(settled);
     expect(await planCounts(HEARTBEAT(S), [ids, column(1), "w", NOW, 60_000], 10), "heartbeat").toEqual(settled);
+  });
+
+  it("an observer whose cursor is deep in one transaction's many feed rows starts its scan at the cursor's row", async () => {
+    // One transaction that made 2,000 statements (add_job from a trigger on a bulk insert), and
+    // an observer whose cursor is on the 1,990th: the walk reads about ten feed rows, not 2,000.
+    // (xid 3, the first normal one, is below any horizon, so the walk does not stop early.)
+    const BIG = 1_000_000;
+    await pool.query(`
+      INSERT INTO ${S}.feed (xid, first_position, at, positions, job_seqs, ordinals, states, attempts)
+      SELECT '3'::xid8, ${BIG} + 3 * i, ${NOW}, ARRAY[${BIG} + 3 * i, ${BIG} + 3 * i + 1, ${BIG} + 3 * i + 2], ARRAY[1, 2, 3],
+             ARRAY[1, 1, 1], ARRAY[5, 5, 5]::int2[], ARRAY[1, 1, 1]
+      FROM generate_series(0, 1999) i;
+      INSERT INTO ${S}.observers (id, states, cursor_xid, cursor_position) VALUES ('deep', '{5}', '3', ${BIG} + 3 * 1990 + 1);
+      ANALYZE ${S}.feed;`);
+    try {
+      await client.query("RESET plan_cache_mode");
+      const { rows } = await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${WALK(S).replace(/\$1/g, "'deep'").replace(/\$2/g, "32").replace(/\$3/g, "64")}`);
+      const planNodes = nodes((rows[0]["QUERY PLAN"] as { Plan: PlanNode }[])[0]!.Plan);
+      const feedRead = planNodes
+        .filter((n) => n["Relation Name"] === "feed")
+        .reduce((sum, n) => sum + Number(n["Actual Rows"] ?? 0) * Number(n["Actual Loops"] ?? 1), 0);
+      expect(feedRead, `feed rows read: ${outline(planNodes)}`).toBeLessThan(50);
+    } finally {
+      await pool.query(`DELETE FROM ${S}.feed WHERE xid = '3'; DELETE FROM ${S}.observers WHERE id = 'deep'; ANALYZE ${S}.feed;`);
+    }
   });
 });

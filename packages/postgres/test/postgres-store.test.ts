@@ -416,6 +416,39 @@ describe.skipIf(url === undefined)(`postgres store against a database (${target.
     });
   });
 
+  describe("history in the row and the feed", () => {
+    it("a job whose history passes the cap leaves no feed row behind once it and its batch-mates are purged", async () => {
+      const schema = randomSchema("feed");
+      schemas.push(schema);
+      const store = new PostgresStore({ pool, schema, hints: false, bounds: { transitionsPerJob: 2 } });
+      stores.push(store);
+      await store.migrate();
+      const feedRows = async () => (await pool.query(`SELECT count(*)::int AS n FROM "${schema}".feed`)).rows[0].n as number;
+      // a and b move together: every statement below writes one feed row naming both.
+      await store.enqueue({ jobs: [job("a"), job("b")], now: T });
+      let now = T;
+      for (let round = 1; round <= 4; round++) {
+        now += 10;
+        const { jobs } = await store.claim({ workerId: "w", queues: ["default"], max: 10, leaseMs: 60_000, now });
+        expect(jobs.map((j) => j.id).sort()).toEqual(["a", "b"]);
+        await store.release({ workerId: "w", leases: jobs.map((j) => ({ jobId: j.id, attempt: j.attempt })), now: now + 1 });
+      }
+      const { jobs } = await store.claim({ workerId: "w", queues: ["default"], max: 10, leaseMs: 60_000, now: now + 10 });
+      await store.reportOutcomes({
+        reports: jobs.map((j) => ({ jobId: j.id, workerId: "w", attempt: j.attempt, outcome: { type: "succeeded" as const } })),
+        now: now + 20,
+      });
+      // 1 enqueue + 4 × (claim, release) + claim + outcome: 11 transitions each, 2 kept in the row.
+      expect(await feedRows()).toBe(11);
+      expect((await store.getJobHistory("a")).map((t) => [t.ordinal, t.state, t.cause])).toEqual([
+        [10, "leased", "claimed"],
+        [11, "succeeded", "succeeded"],
+      ]);
+      expect(await store.purgeTerminal({ retentionClass: "succeededOrCancelled", before: now + 1_000, max: 10 })).toEqual({ purged: 2 });
+      expect(await feedRows(), "every feed row went with the last of its jobs, the dropped entries' too").toBe(0);
+    });
+  });
+
   it("the store made from a connection string ends its own pool on close; a given pool stays open", async () => {
     const schema = randomSchema("owned");
     schemas.push(schema);

@@ -55,6 +55,18 @@ export function observerClauses(ctx: SuiteContext): void {
     expect(deliveries.map((d) => [d.position, d.jobId, d.state])).toEqual(expected.map((t) => [t.position, t.jobId, t.state]));
   });
 
+  clause("observers: transitions a history dropped beyond bounds.transitionsPerJob are neither delivered nor pending", async () => {
+    const store = await ctx.store({ bounds: { transitionsPerJob: 2 } });
+    // scheduled, leased, succeeded: the first has been dropped from the job's history.
+    await finishJob(store, "a", { type: "succeeded" }, {}, T0);
+    const kept = await store.getJobHistory("a");
+    expect(kept.map((t) => t.state)).toEqual(["leased", "succeeded"]);
+    await register(store, "o", ["scheduled", "leased", "succeeded"], { startAt: "beginning", now: T0 + SECOND });
+    expect(await store.getObserver("o")).toMatchObject({ pending: 2 });
+    const deliveries = await acquire(store, "o", "w1", T0 + 2 * SECOND);
+    expect(deliveries.map((d) => [d.position, d.state])).toEqual(kept.map((t) => [t.position, t.state]));
+  });
+
   clause("observers: a re-registration keeps the cursor and changes only the subscription", async () => {
     const store = await ctx.store();
     await finishJob(store, "dead1", DEAD, {}, T0);

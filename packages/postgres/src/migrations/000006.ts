@@ -18,10 +18,12 @@ import { migration000003 } from "./000003.js";
  *   `trim_history` keeps the newest entries when a job passes the cap.
  * - `feed`: (xid, first_position) keyed, the walk's order, with the arrays of what moved and the
  *   instant; a history entry's ordinal, state, attempt and instant are read from it by (xid,
- *   position). A feed row leaves when the last of its jobs is purged (the purge finds it by the
- *   xids in the victims' histories).
- * - `transition_positions`: the positions, continuing from the highest one `transitions` held,
- *   so an observer's stored cursor (xid, position) keeps its place.
+ *   position). A feed row leaves with the last of its jobs: the purge deletes the rows its
+ *   victims' histories name, and a sweep (`feed_sweep` holds where it stands) walks the feed a
+ *   batch at a time for rows whose jobs are all gone, which the purge cannot see (entries dropped
+ *   beyond the cap, rows shared by two concurrent purges' victims).
+ * - `transition_positions`: the positions, continuing above every position ever handed out.
+ *   An observer's stored cursor (xid, position) keeps its place.
  * - The existing transitions are copied: each job's into its history, each into a feed row of its
  *   own, each failure detail into `failure_details`; then `transitions` is dropped.
  * - `add_job` is replaced by the same function writing the new way.
@@ -31,7 +33,15 @@ import { migration000003 } from "./000003.js";
  */
 export const migration000006 = (S: string): string => `
 CREATE SEQUENCE ${S}.transition_positions AS bigint;
-SELECT setval('${S}.transition_positions', coalesce((SELECT max(position) FROM ${S}.transitions), 0) + 1, false);
+-- Above every position ever handed out, not only those still stored (the newest may have been
+-- purged): observers' cursors, deliveries and dead letters name positions too.
+SELECT setval('${S}.transition_positions', greatest(
+  (SELECT max(position) FROM ${S}.transitions),
+  pg_sequence_last_value(pg_get_serial_sequence('${S}.transitions', 'position')::regclass),
+  (SELECT max(cursor_position) FROM ${S}.observers),
+  (SELECT max(position) FROM ${S}.observer_deliveries),
+  (SELECT max(position) FROM ${S}.observer_dead_letters),
+  0) + 1, false);
 
 ALTER TABLE ${S}.jobs ADD COLUMN history text;
 
@@ -46,6 +56,14 @@ CREATE TABLE ${S}.feed (
   attempts integer[] NOT NULL,
   PRIMARY KEY (xid, first_position)
 ) WITH (toast_tuple_target = 8160);
+
+-- Where the maintainer's sweep for feed rows whose jobs are all gone stands (see the purge).
+CREATE TABLE ${S}.feed_sweep (
+  one boolean PRIMARY KEY DEFAULT true CHECK (one),
+  xid xid8 NOT NULL,
+  first_position bigint NOT NULL
+);
+INSERT INTO ${S}.feed_sweep (xid, first_position) VALUES ('0', -1);
 
 CREATE TABLE ${S}.failure_details (
   job_seq bigint NOT NULL,
@@ -97,7 +115,7 @@ function addJobWritingHistory(S: string): string {
     /  INSERT INTO \S+\.transitions \(xid, job_seq, ordinal, at, state, attempt, cause\)\n  VALUES \([^\n]*\n/,
     `  INSERT INTO ${S}.feed (xid, first_position, at, positions, job_seqs, ordinals, states, attempts)
   VALUES (pg_current_xact_id(), v_position, v_now, ARRAY[v_position], ARRAY[v_seq], ARRAY[1], ARRAY[${JOB_STATE_CODES.scheduled}::int2], ARRAY[0]);\n`,
-  ).replace(/\nDECLARE\n/, `\nDECLARE\n  v_position bigint := nextval('${S}.transition_positions');\n`);
+  ).replace(/\nDECLARE\n/, () => `\nDECLARE\n  v_position bigint := nextval('${S}.transition_positions');\n`);
 }
 
 /** `text` with its one occurrence of `find` replaced; throws when there is not exactly one (migration 3's text is fixed, so this never throws at runtime). */

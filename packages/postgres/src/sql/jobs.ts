@@ -146,6 +146,17 @@ export function transitionAssignments(S: string, t: TransitionWrite): string {
 export const NEWEST_POSITION = (history: string) => `split_part(substr(${history}, 3, 24), ',', 1)::bigint`;
 
 /**
+ * The key of the feed row that holds the entry at `position` of transaction `xid` (SQL
+ * expressions): one session's positions rise across its statements, so it is the row of that
+ * transaction with the largest first position up to it — one probe of the key, however many
+ * statements the transaction made.
+ */
+export function feedRowOf(S: string, xid: string, position: string): string {
+  return `SELECT x.xid, x.first_position FROM ${S}.feed x WHERE x.xid = ${xid} AND x.first_position <= ${position}
+    ORDER BY x.first_position DESC LIMIT 1`;
+}
+
+/**
  * The CTEs that finish the transitions recorded by `transitionAssignments`: the statement's feed
  * row (from `source`, a CTE of the moved rows with seq, transition_count, state, attempt and
  * history), the failure details (`detail`, an SQL expression over `s.…`), and each job's details

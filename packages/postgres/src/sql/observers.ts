@@ -5,7 +5,7 @@ import {
 } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import type { Session } from "../session.js";
-import { stateOf } from "./jobs.js";
+import { feedRowOf, stateOf } from "./jobs.js";
 
 // The transition log is the feed (one row per writing statement, its arrays one entry per job
 // that moved; see `transitionAssignments`), walked entry by entry in (xid, position) order, and
@@ -21,12 +21,26 @@ import { stateOf } from "./jobs.js";
 const ENTRIES = (S: string) =>
   `${S}.feed f CROSS JOIN LATERAL unnest(f.positions, f.job_seqs, f.ordinals, f.states, f.attempts) AS t(position, job_seq, ordinal, state, attempt)`;
 
-/** The entries after observer `o`'s cursor: the feed's key bounds the scan, the pair picks within a transaction. */
-const AFTER_CURSOR = `f.xid >= o.cursor_xid AND (f.xid, t.position) > (o.cursor_xid, o.cursor_position)`;
+/**
+ * The entries after observer `o`'s cursor. The scan of the feed's key starts at the row holding
+ * the cursor (see `feedRowOf`), not at its transaction's first row; the pair picks the entries.
+ * Walked in (xid, first_position, position) order: the (xid, position) order, since one
+ * transaction's rows hold ascending, disjoint ranges of positions.
+ */
+const AFTER_CURSOR = (S: string) => `(f.xid, f.first_position) >= (o.cursor_xid, coalesce(
+    (SELECT x.first_position FROM ${S}.feed x WHERE x.xid = o.cursor_xid AND x.first_position <= o.cursor_position
+     ORDER BY x.first_position DESC LIMIT 1), -1))
+  AND (f.xid, t.position) > (o.cursor_xid, o.cursor_position)`;
 
-const SUBSCRIBED = `t.state = ANY(o.states)
+/**
+ * Whether entry `t` of job `j` is one observer `o` subscribes to: its state, job name and queue,
+ * and still within the job's history (`cap`, a placeholder: entries dropped beyond
+ * `transitionsPerJob` are not delivered, as on every store).
+ */
+const subscribed = (cap: string) => `t.state = ANY(o.states)
   AND (o.job_names IS NULL OR j.job_name = ANY(o.job_names))
-  AND (o.queues IS NULL OR j.queue = ANY(o.queues))`;
+  AND (o.queues IS NULL OR j.queue = ANY(o.queues))
+  AND t.ordinal > j.transition_count - ${cap}`;
 
 // A new observer starting at the end takes the newest transition it can see as its cursor; a
 // transaction still running at that moment whose rows would sort before it is counted as "before
@@ -71,14 +85,14 @@ export const WALK = (S: string) => `
 SELECT f.xid::text AS xid, t.position, t.state, t.attempt, f.at, fd.detail AS failure_detail, j.id AS job_id, j.job_name, j.queue,
        d.attempts, d.next_attempt_at
 FROM ${S}.observers o
-JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR}
+JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR(S)}
 JOIN ${S}.jobs j ON j.seq = t.job_seq
 LEFT JOIN ${S}.failure_details fd ON fd.job_seq = t.job_seq AND fd.ordinal = t.ordinal
 LEFT JOIN ${S}.observer_deliveries d ON d.observer_id = o.id AND d.position = t.position
 WHERE o.id = $1 AND f.xid < pg_snapshot_xmin(pg_current_snapshot())
-  AND ${SUBSCRIBED}
+  AND ${subscribed("$3")}
   AND coalesce(d.resolved, 0) = 0
-ORDER BY f.xid, t.position
+ORDER BY f.xid, f.first_position, t.position
 LIMIT $2`;
 
 const HAND_OUT = (S: string) => `
@@ -100,7 +114,7 @@ export async function claimObserverDeliveries(
       return owner === undefined ? { status: "notFound" } : { status: "busy", leaseOwner: owner["lease_owner"] as string };
     }
     await session.step("lease taken");
-    const rows = await session.query(ctx.sql.get("walkObserver", WALK), [observerId, max]);
+    const rows = await session.query(ctx.sql.get("walkObserver", WALK), [observerId, max, ctx.bounds.transitionsPerJob]);
     const deliveries: ObserverDelivery[] = [];
     const xids: string[] = [];
     for (const row of rows) {
@@ -150,7 +164,11 @@ dead AS (
   INSERT INTO ${S}.observer_dead_letters (observer_id, position, job_id, state, attempt, at, delivery_attempts, dead_lettered_at, error)
   SELECT $1, r.position, coalesce(j.id, ''), coalesce(t.state, ${JOB_STATE_CODES.scheduled}), coalesce(t.attempt, 0), coalesce(t.at, $6), r.attempts, $6, r.error
   FROM recorded r
-  LEFT JOIN LATERAL (SELECT t.job_seq, t.state, t.attempt, f.at FROM ${ENTRIES(S)} WHERE f.xid = r.xid AND t.position = r.position) t ON true
+  LEFT JOIN LATERAL (
+    SELECT t.job_seq, t.state, t.attempt, f.at FROM (${feedRowOf(S, "r.xid", "r.position")}) k
+    JOIN ${ENTRIES(S)} ON f.xid = k.xid AND f.first_position = k.first_position
+    WHERE t.position = r.position
+  ) t ON true
   LEFT JOIN ${S}.jobs j ON j.seq = t.job_seq
   WHERE r.kind = 2
   ORDER BY r.ord
@@ -165,18 +183,18 @@ export const ADVANCE = (S: string) => `
 WITH o AS (SELECT * FROM ${S}.observers WHERE id = $1),
 blocker AS (
   SELECT f.xid, t.position FROM o
-  JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR}
+  JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR(S)}
   JOIN ${S}.jobs j ON j.seq = t.job_seq
   LEFT JOIN ${S}.observer_deliveries d ON d.observer_id = o.id AND d.position = t.position
-  WHERE ${SUBSCRIBED} AND coalesce(d.resolved, 0) = 0
-  ORDER BY f.xid, t.position LIMIT 1
+  WHERE ${subscribed("$2")} AND coalesce(d.resolved, 0) = 0
+  ORDER BY f.xid, f.first_position, t.position LIMIT 1
 ),
 settled AS (
   SELECT f.xid, t.position FROM o
-  JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR}
+  JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR(S)}
   WHERE f.xid < pg_snapshot_xmin(pg_current_snapshot())
     AND (NOT EXISTS (SELECT 1 FROM blocker) OR (f.xid, t.position) < (SELECT b.xid, b.position FROM blocker b))
-  ORDER BY f.xid DESC, t.position DESC LIMIT 1
+  ORDER BY f.xid DESC, f.first_position DESC, t.position DESC LIMIT 1
 ),
 moved AS (
   UPDATE ${S}.observers SET cursor_xid = s.xid, cursor_position = s.position FROM settled s WHERE id = $1
@@ -208,7 +226,7 @@ export async function reportObserverDeliveries(
       now,
     ]);
     await session.step("outcomes recorded");
-    const [row] = await session.query(ctx.sql.get("advanceObserver", ADVANCE), [observerId]);
+    const [row] = await session.query(ctx.sql.get("advanceObserver", ADVANCE), [observerId, ctx.bounds.transitionsPerJob]);
     return { status: "applied", cursor: row!["cursor"] as number };
   });
 }
@@ -220,11 +238,11 @@ SELECT o.id, array_to_json(o.job_names)::text AS job_names, array_to_json(o.queu
        p.pending, p.oldest
 FROM ${S}.observers o
 CROSS JOIN LATERAL (
-  SELECT count(*) AS pending, (array_agg(f.at ORDER BY f.xid, t.position))[1] AS oldest
+  SELECT count(*) AS pending, (array_agg(f.at ORDER BY f.xid, f.first_position, t.position))[1] AS oldest
   FROM ${ENTRIES(S)}
   JOIN ${S}.jobs j ON j.seq = t.job_seq
   LEFT JOIN ${S}.observer_deliveries d ON d.observer_id = o.id AND d.position = t.position
-  WHERE ${AFTER_CURSOR} AND ${SUBSCRIBED} AND coalesce(d.resolved, 0) = 0
+  WHERE ${AFTER_CURSOR(S)} AND ${subscribed("$2")} AND coalesce(d.resolved, 0) = 0
 ) p
 WHERE ($1::text IS NULL OR o.id = $1)
 ORDER BY o.id`;
@@ -251,7 +269,7 @@ function toStatus(row: QueryRow): ObserverStatus {
 
 /** One observer's status with an id, every observer's without. */
 async function observerStatuses(ctx: StoreContext, observerId: string | null): Promise<ObserverStatus[]> {
-  const rows = await ctx.executor.run("observerStatus", "autocommit", (s) => s.query(ctx.sql.get("observerStatus", STATUS), [observerId]));
+  const rows = await ctx.executor.run("observerStatus", "autocommit", (s) => s.query(ctx.sql.get("observerStatus", STATUS), [observerId, ctx.bounds.transitionsPerJob]));
   return rows.map(toStatus);
 }
 

@@ -5,7 +5,7 @@ import {
 import type { StoreContext } from "../context.js";
 import { adHoc } from "../session.js";
 import { filterSql } from "./filters.js";
-import { SUMMARY_COLUMNS, decodeIds, stateOf, toRecord, toSummary } from "./jobs.js";
+import { SUMMARY_COLUMNS, decodeIds, feedRowOf, stateOf, toRecord, toSummary } from "./jobs.js";
 
 // Monitoring reads: each runs on its own in autocommit, so it sees committed effects only and
 // never waits for a writer (MVCC).
@@ -34,7 +34,8 @@ FROM ${S}.jobs j
 CROSS JOIN LATERAL json_to_recordset(
   (SELECT json_agg(json_build_object('position', x->0, 'cause', x->1, 'xid', x->>2, 'worker_id', x->3)) FROM json_array_elements(j.history::json) AS x)
 ) AS e(cause int2, worker_id text, xid xid8, position bigint)
-JOIN ${S}.feed f ON f.xid = e.xid AND f.first_position <= e.position
+CROSS JOIN LATERAL (${feedRowOf(S, "e.xid", "e.position")}) AS r
+JOIN ${S}.feed f ON f.xid = r.xid AND f.first_position = r.first_position
 CROSS JOIN LATERAL array_position(f.positions, e.position) AS k
 LEFT JOIN ${S}.failure_details d ON d.job_seq = j.seq AND d.ordinal = f.ordinals[k]
 WHERE j.id = $1 AND k IS NOT NULL

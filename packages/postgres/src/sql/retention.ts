@@ -1,6 +1,7 @@
 import { JOB_STATE_CODES, type PurgeTerminalRequest, type PurgeTerminalResult, clampToBound } from "@belay/contract";
 import type { StoreContext } from "../context.js";
 import { adHoc } from "../session.js";
+import { feedRowOf } from "./jobs.js";
 
 const STATE = JOB_STATE_CODES;
 const NO_JIT = adHoc("SET LOCAL jit = off");
@@ -25,13 +26,15 @@ WITH victims AS MATERIALIZED (
 gone_jobs AS (DELETE FROM ${S}.jobs j WHERE j.ctid = ANY(ARRAY(SELECT ctid FROM victims))),
 gone_tags AS (DELETE FROM ${S}.job_tags t WHERE t.job_seq = ANY(ARRAY(SELECT seq FROM victims))),
 gone_details AS (DELETE FROM ${S}.failure_details f WHERE f.job_seq = ANY(ARRAY(SELECT seq FROM victims))),
--- A feed row goes with the last of its jobs: found by the transaction ids in the victims' histories.
+-- A feed row goes with the last of its jobs: the rows the victims' history entries name. (Rows
+-- this cannot see, whose jobs are all gone, are left to SWEEP_FEED.)
 gone_feed AS (
   DELETE FROM ${S}.feed f
-  WHERE f.xid = ANY(ARRAY(
-      SELECT DISTINCT (e.value->>2)::xid8 FROM victims v CROSS JOIN LATERAL json_array_elements(v.history::json) AS e(value)
-      WHERE v.history IS NOT NULL))
-    AND f.job_seqs && ARRAY(SELECT seq FROM victims)
+  WHERE (f.xid, f.first_position) IN (
+      SELECT r.xid, r.first_position FROM victims v
+      CROSS JOIN LATERAL json_array_elements(v.history::json) AS e(value)
+      CROSS JOIN LATERAL (${feedRowOf(S, "(e.value->>2)::xid8", "(e.value->>0)::bigint")}) AS r
+      WHERE v.history IS NOT NULL)
     AND NOT EXISTS (
       SELECT 1 FROM unnest(f.job_seqs) AS m(seq) JOIN ${S}.jobs j ON j.seq = m.seq
       WHERE NOT (m.seq = ANY(ARRAY(SELECT seq FROM victims))))
@@ -49,6 +52,35 @@ gone_workflows AS (
 )
 SELECT count(*) AS purged FROM victims`;
 
+/**
+ * The feed's backstop: the next batch of feed rows after the sweep's cursor, each deleted when
+ * none of its jobs exists any more (a job's seq is never reused, so such a row stays so). The
+ * purge deletes the rows its victims' histories name; this finds the others — those of entries
+ * a history dropped beyond the cap, and rows whose jobs two concurrent purges shared out. The
+ * cursor wraps to the start when a batch comes back short.
+ */
+export const SWEEP_FEED = (S: string) => `
+WITH c AS MATERIALIZED (SELECT xid, first_position FROM ${S}.feed_sweep FOR UPDATE),
+batch AS MATERIALIZED (
+  SELECT f.xid, f.first_position, f.job_seqs FROM ${S}.feed f
+  WHERE (f.xid, f.first_position) > ((SELECT xid FROM c), (SELECT first_position FROM c))
+  ORDER BY f.xid, f.first_position
+  LIMIT $1
+),
+gone AS (
+  DELETE FROM ${S}.feed f USING batch b
+  WHERE f.xid = b.xid AND f.first_position = b.first_position
+    AND NOT EXISTS (SELECT 1 FROM ${S}.jobs j WHERE j.seq = ANY(b.job_seqs))
+  RETURNING 1
+),
+last AS (SELECT xid, first_position FROM batch ORDER BY xid DESC, first_position DESC LIMIT 1),
+moved AS (
+  UPDATE ${S}.feed_sweep SET
+    xid = CASE WHEN (SELECT count(*) FROM batch) < $1 THEN '0'::xid8 ELSE (SELECT xid FROM last) END,
+    first_position = CASE WHEN (SELECT count(*) FROM batch) < $1 THEN -1 ELSE (SELECT first_position FROM last) END
+)
+SELECT count(*)::int AS swept FROM gone`;
+
 /** See `JobStore.purgeTerminal`. */
 export async function purgeTerminal(ctx: StoreContext, request: PurgeTerminalRequest): Promise<PurgeTerminalResult> {
   const max = clampToBound(request.max, ctx.bounds.purgeBatch);
@@ -62,6 +94,8 @@ export async function purgeTerminal(ctx: StoreContext, request: PurgeTerminalReq
     await session.query(NO_JIT);
     const [row] = await session.query(statement, [request.before, max]);
     await session.step("jobs purged");
+    await session.query(ctx.sql.get("sweepFeed", SWEEP_FEED), [ctx.bounds.purgeBatch]);
+    await session.step("feed swept");
     return { purged: row!["purged"] as number };
   });
 }

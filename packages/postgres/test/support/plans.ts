@@ -6,6 +6,8 @@ export interface PlanNode {
   "Relation Name"?: string;
   "Index Name"?: string;
   "Total Cost"?: number;
+  "Actual Rows"?: number;
+  "Actual Loops"?: number;
   Filter?: string;
   "Shared Hit Blocks"?: number;
   "Shared Read Blocks"?: number;

@@ -21,25 +21,33 @@ import { feedRowOf, stateOf } from "./jobs.js";
 const ENTRIES = (S: string) =>
   `${S}.feed f CROSS JOIN LATERAL unnest(f.positions, f.job_seqs, f.ordinals, f.states, f.attempts) AS t(position, job_seq, ordinal, state, attempt)`;
 
+/** How a statement reads observer `o`'s columns: joined per row, or from a one-row CTE `o` by scalar subqueries. */
+type ObserverColumns = (column: string) => string;
+const JOINED: ObserverColumns = (column) => `o.${column}`;
+const SINGLE: ObserverColumns = (column) => `(SELECT ${column} FROM o)`;
+
 /**
  * The entries after observer `o`'s cursor. The scan of the feed's key starts at the row holding
  * the cursor (see `feedRowOf`), not at its transaction's first row; the pair picks the entries.
  * Walked in (xid, first_position, position) order: the (xid, position) order, since one
- * transaction's rows hold ascending, disjoint ranges of positions.
+ * transaction's rows hold ascending, disjoint ranges of positions. With `SINGLE`, the bounds are
+ * scalars, so the feed's key scan is the outermost one and its order feeds the walk's LIMIT
+ * (an incremental sort of each row's few entries), instead of a sort of everything after the cursor.
  */
-const AFTER_CURSOR = (S: string) => `(f.xid, f.first_position) >= (o.cursor_xid, coalesce(
-    (SELECT x.first_position FROM ${S}.feed x WHERE x.xid = o.cursor_xid AND x.first_position <= o.cursor_position
+const AFTER_CURSOR = (S: string, o: ObserverColumns) => `(f.xid, f.first_position) >= (${o("cursor_xid")}, coalesce(
+    (SELECT x.first_position FROM ${S}.feed x WHERE x.xid = ${o("cursor_xid")} AND x.first_position <= ${o("cursor_position")}
      ORDER BY x.first_position DESC LIMIT 1), -1))
-  AND (f.xid, t.position) > (o.cursor_xid, o.cursor_position)`;
+  AND (f.xid, t.position) > (${o("cursor_xid")}, ${o("cursor_position")})`;
 
 /**
  * Whether entry `t` of job `j` is one observer `o` subscribes to: its state, job name and queue,
  * and still within the job's history (`cap`, a placeholder: entries dropped beyond
- * `transitionsPerJob` are not delivered, as on every store).
+ * `transitionsPerJob` are not delivered, as on every store). The casts keep `= ANY` reading a
+ * scalar subquery's array as an array, not as the rows of a subquery.
  */
-const subscribed = (cap: string) => `t.state = ANY(o.states)
-  AND (o.job_names IS NULL OR j.job_name = ANY(o.job_names))
-  AND (o.queues IS NULL OR j.queue = ANY(o.queues))
+const subscribed = (cap: string, o: ObserverColumns) => `t.state = ANY(${o("states")}::smallint[])
+  AND (${o("job_names")} IS NULL OR j.job_name = ANY(${o("job_names")}::text[]))
+  AND (${o("queues")} IS NULL OR j.queue = ANY(${o("queues")}::text[]))
   AND t.ordinal > j.transition_count - ${cap}`;
 
 // A new observer starting at the end takes the newest transition it can see as its cursor; a
@@ -82,16 +90,21 @@ const LEASE_OWNER = (S: string) => `SELECT lease_owner FROM ${S}.observers WHERE
 
 /** The next deliverable transitions of one observer, in walk order, below the horizon. */
 export const WALK = (S: string) => `
+WITH o AS MATERIALIZED (SELECT * FROM ${S}.observers WHERE id = $1)
 SELECT f.xid::text AS xid, t.position, t.state, t.attempt, f.at, fd.detail AS failure_detail, j.id AS job_id, j.job_name, j.queue,
        d.attempts, d.next_attempt_at
-FROM ${S}.observers o
-JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR(S)}
-JOIN ${S}.jobs j ON j.seq = t.job_seq
-LEFT JOIN ${S}.failure_details fd ON fd.job_seq = t.job_seq AND fd.ordinal = t.ordinal
-LEFT JOIN ${S}.observer_deliveries d ON d.observer_id = o.id AND d.position = t.position
-WHERE o.id = $1 AND f.xid < pg_snapshot_xmin(pg_current_snapshot())
-  AND ${subscribed("$3")}
+FROM ${ENTRIES(S)}
+CROSS JOIN LATERAL (SELECT j.id, j.job_name, j.queue, j.transition_count FROM ${S}.jobs j WHERE j.seq = t.job_seq OFFSET 0) j
+LEFT JOIN LATERAL (SELECT fd.detail FROM ${S}.failure_details fd WHERE fd.job_seq = t.job_seq AND fd.ordinal = t.ordinal OFFSET 0) fd ON true
+LEFT JOIN LATERAL (
+  SELECT d.attempts, d.next_attempt_at, d.resolved FROM ${S}.observer_deliveries d WHERE d.observer_id = $1 AND d.position = t.position OFFSET 0
+) d ON true
+WHERE ${AFTER_CURSOR(S, SINGLE)}
+  AND f.xid < pg_snapshot_xmin(pg_current_snapshot())
+  AND ${subscribed("$3", SINGLE)}
   AND coalesce(d.resolved, 0) = 0
+-- The lookups are lateral probes (OFFSET 0 keeps them so): a hash join would lose the feed key's
+-- order, and the walk would sort every entry after the cursor to return its first few.
 ORDER BY f.xid, f.first_position, t.position
 LIMIT $2`;
 
@@ -180,19 +193,22 @@ SELECT count(*) FROM recorded`;
  * transition not yet delivered or dead-lettered. Rows beyond the horizon never settle yet.
  */
 export const ADVANCE = (S: string) => `
-WITH o AS (SELECT * FROM ${S}.observers WHERE id = $1),
+WITH o AS MATERIALIZED (SELECT * FROM ${S}.observers WHERE id = $1),
 blocker AS (
-  SELECT f.xid, t.position FROM o
-  JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR(S)}
-  JOIN ${S}.jobs j ON j.seq = t.job_seq
-  LEFT JOIN ${S}.observer_deliveries d ON d.observer_id = o.id AND d.position = t.position
-  WHERE ${subscribed("$2")} AND coalesce(d.resolved, 0) = 0
+  SELECT f.xid, f.first_position, t.position FROM ${ENTRIES(S)}
+  CROSS JOIN LATERAL (SELECT j.job_name, j.queue, j.transition_count FROM ${S}.jobs j WHERE j.seq = t.job_seq OFFSET 0) j
+  LEFT JOIN LATERAL (SELECT d.resolved FROM ${S}.observer_deliveries d WHERE d.observer_id = $1 AND d.position = t.position OFFSET 0) d ON true
+  WHERE ${AFTER_CURSOR(S, SINGLE)} AND ${subscribed("$2", SINGLE)} AND coalesce(d.resolved, 0) = 0
   ORDER BY f.xid, f.first_position, t.position LIMIT 1
 ),
 settled AS (
-  SELECT f.xid, t.position FROM o
-  JOIN ${ENTRIES(S)} ON ${AFTER_CURSOR(S)}
-  WHERE f.xid < pg_snapshot_xmin(pg_current_snapshot())
+  SELECT f.xid, t.position FROM ${ENTRIES(S)}
+  WHERE ${AFTER_CURSOR(S, SINGLE)}
+    AND f.xid < pg_snapshot_xmin(pg_current_snapshot())
+    -- Up to the blocker's feed row (a bound of the key, so the backward scan starts there), and
+    -- before the blocker in it.
+    AND (f.xid, f.first_position) <= (coalesce((SELECT b.xid FROM blocker b), '18446744073709551615'::xid8),
+                                      coalesce((SELECT b.first_position FROM blocker b), 9223372036854775807))
     AND (NOT EXISTS (SELECT 1 FROM blocker) OR (f.xid, t.position) < (SELECT b.xid, b.position FROM blocker b))
   ORDER BY f.xid DESC, f.first_position DESC, t.position DESC LIMIT 1
 ),
@@ -242,7 +258,7 @@ CROSS JOIN LATERAL (
   FROM ${ENTRIES(S)}
   JOIN ${S}.jobs j ON j.seq = t.job_seq
   LEFT JOIN ${S}.observer_deliveries d ON d.observer_id = o.id AND d.position = t.position
-  WHERE ${AFTER_CURSOR(S)} AND ${subscribed("$2")} AND coalesce(d.resolved, 0) = 0
+  WHERE ${AFTER_CURSOR(S, JOINED)} AND ${subscribed("$2", JOINED)} AND coalesce(d.resolved, 0) = 0
 ) p
 WHERE ($1::text IS NULL OR o.id = $1)
 ORDER BY o.id`;

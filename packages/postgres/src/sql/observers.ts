@@ -35,8 +35,7 @@ const SINGLE: ObserverColumns = (column) => `(SELECT ${column} FROM o)`;
  * (an incremental sort of each row's few entries), instead of a sort of everything after the cursor.
  */
 const AFTER_CURSOR = (S: string, o: ObserverColumns) => `(f.xid, f.first_position) >= (${o("cursor_xid")}, coalesce(
-    (SELECT x.first_position FROM ${S}.feed x WHERE x.xid = ${o("cursor_xid")} AND x.first_position <= ${o("cursor_position")}
-     ORDER BY x.first_position DESC LIMIT 1), -1))
+    (SELECT r.first_position FROM (${feedRowOf(S, o("cursor_xid"), o("cursor_position"))}) r), -1))
   AND (f.xid, t.position) > (${o("cursor_xid")}, ${o("cursor_position")})`;
 
 /**

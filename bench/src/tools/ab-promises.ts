@@ -6,8 +6,11 @@
 // per lifecycle; then the medians of the rounds per side and the ratio B ÷ A.
 //
 //   cd bench && npx tsx src/tools/ab-promises.ts [--rounds 8] [--lifecycles 400] [--callers 1,10]
+//     [--b '{"rowCache":0}'] [--listen]
 //
-// The sides today: A = the store's defaults (row cache on), B = `rowCache: 0`.
+// A is the store's defaults; B is the defaults with `--b`'s config over them (default
+// `{"rowCache":0}`). `--listen` subscribes a listener to each store's outbox, as a server that
+// delivers does (its hints then go out on the LISTEN connection instead of a pool connection).
 import { PostgresPromiseStore, type PostgresPromiseStoreConfig } from "@belay/postgres";
 import pg from "pg";
 import { log, throwawayCluster } from "../infra.js";
@@ -22,9 +25,11 @@ const ROUNDS = Number(arg("rounds", "8"));
 const LIFECYCLES = Number(arg("lifecycles", "400"));
 const CALLERS = arg("callers", "1,10").split(",").map(Number);
 
+const B = arg("b", '{"rowCache":0}');
+const LISTEN = process.argv.includes("--listen");
 const SIDES: readonly { readonly name: string; readonly config: Partial<PostgresPromiseStoreConfig> }[] = [
-  { name: "A: defaults (row cache on)", config: {} },
-  { name: "B: rowCache 0", config: { rowCache: 0 } },
+  { name: "A: defaults", config: {} },
+  { name: `B: ${B}`, config: JSON.parse(B) as Partial<PostgresPromiseStoreConfig> },
 ];
 
 interface Round {
@@ -68,10 +73,11 @@ try {
   });
   for (const side of sides) {
     await side.store.migrate();
+    if (LISTEN) side.store.subscribeOutbox(() => undefined);
     // Warm-up: every statement prepared on every connection, generic plans chosen.
     await round(side.target, "warm", 300, 10);
   }
-  const out = [`# PostgresPromiseStore A/B — ${new Date().toISOString()}`, "", `${cluster.version}, every setting default; ${ROUNDS} rounds of ${LIFECYCLES} lifecycles per side and caller count, alternating (ABBA).`, ""];
+  const out = [`# PostgresPromiseStore A/B — ${new Date().toISOString()}`, "", `${cluster.version}, every setting default${LISTEN ? ", each store's outbox listened to" : ""}; ${ROUNDS} rounds of ${LIFECYCLES} lifecycles per side and caller count, alternating (ABBA).`, ""];
   for (const callers of CALLERS) {
     const results = sides.map(() => [] as Round[]);
     for (let r = 0; r < ROUNDS; r++) {

@@ -248,6 +248,39 @@ export function throwawayCluster(
   };
 }
 
+/**
+ * An emulated slower disk for the benchmark's PostgreSQL: a shared object, built here with the
+ * machine's C compiler, that makes every `fsync` and `fdatasync` of a process it is preloaded
+ * into (`LD_PRELOAD`) sleep `delayUs` microseconds first. This machine's disk flushes in
+ * ~0.1 ms, so its commits are bound by CPU; a cloud volume's flush takes ~1 ms, and there the
+ * commit rate is bound by the flush, which is what issue 14's commit-ceiling target assumes.
+ * Returns the environment to start the cluster (and pgbench) with.
+ */
+export function slowFsyncEnv(scratch: string, delayUs: number): Record<string, string> {
+  const source = join(scratch, "slow-fsync.c");
+  const object = join(scratch, "slow-fsync.so");
+  writeFileSync(
+    source,
+    `#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <time.h>
+static void pause_first(void) {
+  static long us = -1;
+  if (us < 0) { const char *v = getenv("BELAY_FSYNC_DELAY_US"); us = v ? atol(v) : 0; }
+  if (us > 0) { struct timespec t = { us / 1000000, (us % 1000000) * 1000 }; nanosleep(&t, 0); }
+}
+int fdatasync(int fd) { static int (*real)(int); if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync"); pause_first(); return real(fd); }
+int fsync(int fd) { static int (*real)(int); if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync"); pause_first(); return real(fd); }
+`,
+  );
+  const cc = process.env["CC"] ?? "cc";
+  const r = spawnSync(cc, ["-O2", "-shared", "-fPIC", "-o", object, source, "-ldl"], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`--fsync-delay-us needs a C compiler (${cc}, or set CC) to build its shim: ${(r.error?.message ?? r.stderr).trim()}`);
+  chmodSync(object, 0o755);
+  return { LD_PRELOAD: object, BELAY_FSYNC_DELAY_US: String(delayUs) };
+}
+
 /** WAL written since an LSN, by resource manager and record type (pg_walinspect), largest first. */
 export interface WalRecordKind {
   readonly kind: string;

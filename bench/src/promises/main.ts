@@ -11,7 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { type Option, Teardown, forEachLine, int, ints, lifecycleWindowOptions, list, parseArgs } from "../cli.js";
-import { Pgbench, PostgresCluster, findPgBin, log } from "../infra.js";
+import { Pgbench, PostgresCluster, findPgBin, log, slowFsyncEnv } from "../infra.js";
 import { ResultsFile, belayFrom, durableSettings, gitDescribe, machine, resultsPaths, rotated, runEntry, runOptions, scratchFolder, versionOf } from "../results.js";
 import { runPgbench } from "./ceiling.js";
 import type { PromiseChildConfig } from "./config.js";
@@ -41,6 +41,7 @@ const OPTIONS: Option[] = [
   { flag: "pgbench-seconds", def: "10", help: "pgbench duration per client count" },
   { flag: "pgbench-clients", def: "1,10", help: "pgbench client counts" },
   { flag: "pgbench-scale", def: "10", help: "pgbench scale factor" },
+  { flag: "fsync-delay-us", def: "0", help: "emulate a slower disk: PostgreSQL's every fsync/fdatasync sleeps this long first (needs a C compiler)" },
   ...runOptions({ pgPort: "55433", results: join(PKG, "results"), prefix: "promises-", profiled: "every child", cell: "<system>-run<N>" }),
 ];
 
@@ -95,6 +96,7 @@ async function main(): Promise<void> {
     cell_pause_ms: int(values, "cell-pause-ms"),
     pgbench: { seconds: int(values, "pgbench-seconds", 1), clients: ints(values["pgbench-clients"]!, "pgbench-clients"), scale: int(values, "pgbench-scale", 1) },
     belay_from: values["belay-from"] ?? "dist",
+    fsync_delay_us: int(values, "fsync-delay-us"),
   };
   const { jsonPath, profRoot } = resultsPaths(values, "promises-");
   const belay = belayFrom(values, PKG);
@@ -107,6 +109,9 @@ async function main(): Promise<void> {
   const rt4Script = join(scratch, "pgbench-rt4.sql");
   if (needsPg) {
     cluster = new PostgresCluster(scratch, int(values, "pg-port", 1), findPgBin());
+    // The emulated disk goes into this process's environment, so the server, pgbench and the
+    // children all start under it (in a child it delays nothing: it makes no fsync).
+    if (settings.fsync_delay_us > 0) Object.assign(process.env, slowFsyncEnv(scratch, settings.fsync_delay_us));
     // No server options: every setting is PostgreSQL's default (fsync, synchronous_commit and
     // full_page_writes on) — unlike the test projects' clusters, which run with fsync off.
     cluster.start(["bench_promises", ...(systems.includes("pgbench") ? ["bench_pgbench"] : [])]);
@@ -200,7 +205,7 @@ interface Meta {
   readonly machine: { readonly nproc: number; readonly cpu: string; readonly mem_gib: number; readonly kernel: string };
   readonly versions: Record<string, string | null>;
   readonly postgres_settings: Record<string, string>;
-  readonly settings: { readonly runs: number; readonly settle_s: number; readonly warmup_s: number; readonly seconds: number; readonly min_lifecycles: number; readonly live_roots: number; readonly belay_from?: string; readonly pgbench: { readonly seconds: number; readonly scale: number } };
+  readonly settings: { readonly runs: number; readonly settle_s: number; readonly warmup_s: number; readonly seconds: number; readonly min_lifecycles: number; readonly live_roots: number; readonly belay_from?: string; readonly fsync_delay_us?: number; readonly pgbench: { readonly seconds: number; readonly scale: number } };
   /** Where the raw records are. */
   readonly raw: string;
 }
@@ -216,6 +221,9 @@ function renderMarkdown(meta: Meta, records: readonly PromiseRecord[]): string {
     `Machine: ${meta.machine.nproc} cores (${meta.machine.cpu}), ${meta.machine.mem_gib} GiB, Linux ${meta.machine.kernel}. Node ${meta.versions.node}; ${meta.versions.postgres ?? "no PostgreSQL"}; better-sqlite3 ${meta.versions["better-sqlite3"]}; @resonatehq/sdk ${meta.versions["@resonatehq/sdk"]}. Belay at ${meta.git}.`,
     `PostgreSQL settings: ${Object.entries(pgSettings).map(([k, v]) => `${k}=${v}`).join(", ") || "–"} (every setting default; unix socket only).`,
     `Settings: ${settings.runs} runs, system order rotated per run, CHECKPOINT + ${settings.settle_s} s settle before each system; per cell a fresh store, ${settings.warmup_s} s warm-up, then a window of ≥ ${settings.seconds} s and ≥ ${settings.min_lifecycles} lifecycles; ${settings.live_roots} live roots for the *-roots systems; pgbench ${settings.pgbench.seconds} s per client count (scale ${settings.pgbench.scale}). Belay ${settings.belay_from === "dist" ? "from its built packages (dist)" : "from its TypeScript sources (tsx)"}.`,
+    ...((settings.fsync_delay_us ?? 0) > 0
+      ? [`**Emulated disk: every fsync and fdatasync of PostgreSQL (and pgbench) slept ${settings.fsync_delay_us} µs first** (\`--fsync-delay-us\`): these figures are not this machine's disk.`]
+      : []),
     `Raw results: ${meta.raw}`,
     "",
   ].join("\n");

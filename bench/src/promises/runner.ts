@@ -101,16 +101,21 @@ async function cell(shape: ShapeName, callers: number): Promise<void> {
       pool = await openPool(pgc.connectionString);
       // BENCH_PG_ROW_CACHE=0 turns the store's row cache off (every settling operation loads), for A/B runs.
       const cacheSetting = process.env["BENCH_PG_ROW_CACHE"];
-      const rowCache = cacheSetting === undefined ? {} : { rowCache: Number(cacheSetting) };
-      const store = new PostgresPromiseStore({ pool, ...rowCache });
+      // BENCH_PG_GROUP_COMMIT=0 turns group commit off (every operation commits on its own), for A/B runs.
+      const groupSetting = process.env["BENCH_PG_GROUP_COMMIT"];
+      const options = {
+        ...(cacheSetting === undefined ? {} : { rowCache: Number(cacheSetting) }),
+        ...(groupSetting === undefined ? {} : { groupCommit: Number(groupSetting) }),
+      };
+      const store = new PostgresPromiseStore({ pool, ...options });
       await store.migrate();
       target = storeTarget(store);
-      extra["postgres"] = { pipeline: process.env["BENCH_PG_PIPELINE"] !== "0", rowCache: cacheSetting === undefined ? "default (4096)" : Number(cacheSetting) };
+      extra["postgres"] = { pipeline: process.env["BENCH_PG_PIPELINE"] !== "0", rowCache: cacheSetting === undefined ? "default (4096)" : Number(cacheSetting), groupCommit: groupSetting === undefined ? "default (2)" : Number(groupSetting) };
       // The measured window gets a pool of its own, opened after the warm-up's backends have
       // exited (and so flushed their statistics): the commit count is the window's.
       reopen = async () => {
         pool = await openPool(pgc.connectionString);
-        return storeTarget(new PostgresPromiseStore({ pool, ...rowCache }));
+        return storeTarget(new PostgresPromiseStore({ pool, ...options }));
       };
     } else {
       target = sdkServerTarget();

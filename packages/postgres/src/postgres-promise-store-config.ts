@@ -40,11 +40,22 @@ export interface PostgresPromiseStoreConfig extends PromiseFrontOptions {
    * `0` turns it off. Default 4,096.
    */
   readonly rowCache?: number;
+  /**
+   * Group commit: how many transactions at most carry other callers' operations together. An
+   * operation whose whole work is one statement (a create, or an acquire or fulfill whose rows
+   * the store remembers) that finds this many in flight waits, and the next one carries every
+   * such operation waiting (up to 64), in one round trip and one commit; one that finds a free
+   * slot goes out at once. Operations in flight together never touch a row in common, and each
+   * is answered only once its transaction has committed. `0` turns it off (every operation
+   * commits on its own). Default 2.
+   */
+  readonly groupCommit?: number;
 }
 
 /** A promise store config with every default applied and every field checked. */
 export interface ResolvedPostgresPromiseStoreConfig extends ResolvedSqlPromiseOptions {
   readonly rowCache: number;
+  readonly groupCommit: number;
 }
 
 /** Applies defaults and validates; throws `InvalidInputError` naming the field (the front checks `bounds` and `settings`). */
@@ -55,5 +66,7 @@ export function resolvePostgresPromiseStoreConfig(config: PostgresPromiseStoreCo
   }
   const rowCache = config.rowCache ?? 4096;
   if (!Number.isSafeInteger(rowCache) || rowCache < 0 || rowCache > 1_000_000) throw new InvalidInputError("rowCache", "must be an integer from 0 to 1,000,000");
-  return { ...resolved, rowCache };
+  const groupCommit = config.groupCommit ?? 2;
+  if (!Number.isSafeInteger(groupCommit) || groupCommit < 0 || groupCommit > 64) throw new InvalidInputError("groupCommit", "must be an integer from 0 to 64");
+  return { ...resolved, rowCache, groupCommit };
 }

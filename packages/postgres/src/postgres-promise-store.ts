@@ -2,6 +2,7 @@ import {
   CheckedPromiseStore, type LoadedRows, type MigrateResult, NO_EFFECTS, type PromiseBackend, type PromiseReader, type PromiseTransaction,
   type RowKey, type StepHook, StoreGate, TransientStoreError,
 } from "@belay/contract";
+import { CommitGroup } from "./commit-group.js";
 import { HintPublisher, HintSubscription, OUTBOX_WAITING, outboxChannel } from "./hints.js";
 import { PROMISE_SURFACE, checkSchema, migrateSurface } from "./migrate.js";
 import { sqlState } from "./pg-errors.js";
@@ -9,7 +10,7 @@ import type { PostgresPool } from "./pool.js";
 import { type PostgresPromiseStoreConfig, type ResolvedPostgresPromiseStoreConfig, resolvePostgresPromiseStoreConfig } from "./postgres-promise-store-config.js";
 import { OwnedPool } from "./postgres-store-config.js";
 import { PromiseRowCache } from "./promise-row-cache.js";
-import { type PromiseSession, runPromiseOperation } from "./promise-session.js";
+import { BEGIN_READ_COMMITTED, type PromiseSession, runPromiseOperation } from "./promise-session.js";
 import { Executor, SqlCache, adHoc } from "./session.js";
 import { TransactionMemo, applyPromiseEffects, loadPromiseRows } from "./sql/promise-rows.js";
 import { acknowledgeOutbox, dueTimers, promiseReader, releaseOutbox, resetPromises, takeOutbox } from "./sql/promise-scans.js";
@@ -24,8 +25,8 @@ const RERUN_SQLSTATES = new Set(["40P01", "40001", "55P03", "23505"]);
 /** SQLSTATE of a write decided on remembered rows that found them changed (promise migration 2): nothing was written. */
 const ROWS_CHANGED = "BLY02";
 
-/** Every transaction says its isolation level, whatever the server's default. */
-const BEGIN_READ_COMMITTED = adHoc("BEGIN ISOLATION LEVEL READ COMMITTED");
+/** The most statements one group-commit transaction carries. */
+const GROUP_STATEMENTS = 64;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -120,6 +121,8 @@ class PostgresPromiseBackend implements PromiseBackend {
   readonly #gate: StoreGate;
   /** The rows this store last read and wrote, by which an operation may skip its load (`null`: off). */
   readonly #cache: PromiseRowCache | null;
+  /** Commits concurrent one-statement operations together (`null`: off). */
+  readonly #group: CommitGroup | null;
 
   constructor(config: PostgresPromiseStoreConfig) {
     this.#config = resolvePostgresPromiseStoreConfig(config);
@@ -130,6 +133,7 @@ class PostgresPromiseBackend implements PromiseBackend {
     this.#gate = new StoreGate(() => checkSchema(this.#meta, this.#config.schema, this.#config.schemaName, PROMISE_SURFACE));
     this.#sql = new SqlCache(this.#config.schema);
     this.#cache = this.#config.rowCache > 0 ? new PromiseRowCache(this.#config.rowCache) : null;
+    this.#group = this.#config.groupCommit > 0 ? new CommitGroup(this.#pool, this.#config.groupCommit, GROUP_STATEMENTS) : null;
     const channel = outboxChannel(this.#config.schemaName);
     const subscription = new HintSubscription(config.listenClient ?? (() => this.#pool.connect()), channel);
     this.#subscription = subscription;
@@ -199,7 +203,7 @@ class PostgresPromiseBackend implements PromiseBackend {
       const memo = new TransactionMemo();
       presume = false;
       try {
-        const result = await runPromiseOperation(this.#pool, operation, { hook: this.#hook, begin: outside ? null : BEGIN_READ_COMMITTED }, async (session) => {
+        const result = await runPromiseOperation(this.#pool, operation, { hook: this.#hook, begin: outside ? null : BEGIN_READ_COMMITTED, group: this.#group }, async (session) => {
           const tx = this.#transaction(session, { written, outside, presumed, memo, cache: remember ? this.#cache : null });
           const answer = await work(tx);
           // Nothing written, so nothing confirmed the presumption: the answer may rest on it.

@@ -1,4 +1,5 @@
 import { type QueryRow, type StepHook, hookedStep } from "@belay/contract";
+import type { CommitGroup } from "./commit-group.js";
 import type { PostgresClient, PostgresPool, PostgresPoolClient } from "./pool.js";
 import { BorrowedClient, type Session, type Statement, TYPE_PARSERS, adHoc } from "./session.js";
 
@@ -6,7 +7,9 @@ import { BorrowedClient, type Session, type Statement, TYPE_PARSERS, adHoc } fro
 // statement and whose COMMIT goes out with its write when the connection pipelines (pg's
 // `pipeline: true`: a query is sent without waiting for the answers of those before it), so a
 // load-decide-write operation costs two round trips instead of four; or no transaction at all,
-// for an operation whose every statement stands alone.
+// for an operation whose every statement stands alone. An operation whose whole work is one
+// statement that stands alone hands it to the store's commit group, which commits it beside other
+// callers' (see `commit-group.ts`).
 
 /** The session of one promise operation. */
 export interface PromiseSession extends Session {
@@ -20,17 +23,21 @@ export interface PromiseSession extends Session {
    * Sends the operation's last statement, one that stands on its own (it checks everything it
    * decides on, see `promise-row-cache.ts`). When nothing went out before it, it is the whole
    * operation: no BEGIN, no COMMIT, it commits alone (on a pipelining connection its failure
-   * surfaces when the operation ends). In a transaction already open, it is the write.
+   * surfaces when the operation ends), or, given to the store's commit group, beside other
+   * callers' statements in one transaction. In a transaction already open, it is the write.
+   * `keys`: the ids of the rows it locks or changes (the group never runs two that share one together).
    */
-  readonly finish: (statement: Statement, values: readonly unknown[]) => Promise<void>;
+  readonly finish: (statement: Statement, values: readonly unknown[], keys: readonly string[]) => Promise<void>;
   /** Whether the operation's transaction has begun: a statement of it went out. */
   readonly begun: boolean;
 }
 
-const COMMIT = adHoc("COMMIT");
-const ROLLBACK = adHoc("ROLLBACK");
+/** Every promise transaction says its isolation level, whatever the server's default. */
+export const BEGIN_READ_COMMITTED = adHoc("BEGIN ISOLATION LEVEL READ COMMITTED");
+export const COMMIT = adHoc("COMMIT");
+export const ROLLBACK = adHoc("ROLLBACK");
 
-function send(client: PostgresClient, statement: Statement, values: readonly unknown[]): Promise<QueryRow[]> {
+export function sendStatement(client: PostgresClient, statement: Statement, values: readonly unknown[]): Promise<QueryRow[]> {
   return client
     .query({
       text: statement.text,
@@ -42,7 +49,7 @@ function send(client: PostgresClient, statement: Statement, values: readonly unk
 }
 
 /** Whether `client` sends each query at once, without waiting for the answers to those before it. */
-function pipelining(client: PostgresPoolClient): boolean {
+export function pipelining(client: PostgresPoolClient): boolean {
   return (client as { readonly pipeline?: unknown }).pipeline === true;
 }
 
@@ -58,7 +65,7 @@ interface Corkable {
  * COMMIT) would be two system calls and two packets, each waking the backend. Not part of `pg`'s
  * typed API: another driver, or a wrapped client, is simply not corked.
  */
-function socketOf(client: PostgresPoolClient): Corkable | null {
+export function corkableSocket(client: PostgresPoolClient): Corkable | null {
   const stream = (client as { readonly connection?: { readonly stream?: Partial<Corkable> } }).connection?.stream;
   return typeof stream?.cork === "function" && typeof stream.uncork === "function" ? (stream as Corkable) : null;
 }
@@ -78,14 +85,21 @@ function quiet<T>(promise: Promise<T>): Promise<T> {
 export async function runPromiseOperation<T>(
   pool: PostgresPool,
   operation: string,
-  options: { readonly hook: StepHook | null; readonly begin: Statement | null },
+  options: { readonly hook: StepHook | null; readonly begin: Statement | null; readonly group: CommitGroup | null },
   body: (session: PromiseSession) => Promise<T>,
 ): Promise<T> {
-  const { hook, begin } = options;
+  const { hook, begin, group } = options;
   const borrowed = await BorrowedClient.of(pool, operation);
   const { client } = borrowed;
   const pipelined = hook === null && pipelining(client);
-  const socket = pipelined ? socketOf(client) : null;
+  const socket = pipelined ? corkableSocket(client) : null;
+  // Whether the connection went back to the pool before the operation ended (its statement went to the commit group).
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    borrowed.release();
+  };
   // Corked from the write until the COMMIT is queued behind it, so the two leave as one packet;
   // a tick later at the latest, whatever happens in between.
   let corked = false;
@@ -111,7 +125,7 @@ export async function runPromiseOperation<T>(
   const open = (): Promise<unknown> | null => {
     if (begin === null || began) return null;
     began = true;
-    return quiet(send(client, begin, []));
+    return quiet(sendStatement(client, begin, []));
   };
   const write =
     pipelined && begin !== null
@@ -122,7 +136,7 @@ export async function runPromiseOperation<T>(
           const opened = open();
           if (opened !== null) await opened;
           cork();
-          inFlight = quiet(send(client, statement, values));
+          inFlight = quiet(sendStatement(client, statement, values));
         }
       : undefined;
   const session: PromiseSession = {
@@ -133,7 +147,7 @@ export async function runPromiseOperation<T>(
       if (!pipelined) {
         const opened = open();
         if (opened !== null) await opened;
-        return send(client, statement, values);
+        return sendStatement(client, statement, values);
       }
       // BEGIN and the statement in one round trip (one packet); a failed BEGIN is the failure to report.
       cork();
@@ -141,7 +155,7 @@ export async function runPromiseOperation<T>(
       let rows: Promise<QueryRow[]>;
       try {
         opened = open();
-        rows = quiet(send(client, statement, values));
+        rows = quiet(sendStatement(client, statement, values));
       } finally {
         uncork();
       }
@@ -149,15 +163,18 @@ export async function runPromiseOperation<T>(
       return rows;
     },
     ...(write === undefined ? {} : { write }),
-    finish: async (statement, values) => {
+    finish: async (statement, values, keys) => {
       if (began) {
         if (write !== undefined) await write(statement, values);
         else await session.query(statement, values);
         return;
       }
       await settle();
-      if (pipelined) inFlight = quiet(send(client, statement, values));
-      else await send(client, statement, values);
+      if (pipelined && group !== null) {
+        // The whole operation: sent on this connection if it goes alone, else with others' on another.
+        inFlight = quiet(group.run(statement, values, keys, { client, release }));
+      } else if (pipelined) inFlight = quiet(sendStatement(client, statement, values));
+      else await sendStatement(client, statement, values);
     },
     step: hookedStep(hook, operation),
     get begun() {
@@ -173,7 +190,7 @@ export async function runPromiseOperation<T>(
       // clean either way, and the write's failure is the operation's.
       let committed: Promise<unknown>;
       try {
-        committed = quiet(send(client, COMMIT, []));
+        committed = quiet(sendStatement(client, COMMIT, []));
       } finally {
         uncork();
       }
@@ -194,10 +211,10 @@ export async function runPromiseOperation<T>(
     uncork();
     const rollback = async () => {
       await settle().catch(() => undefined);
-      await send(client, ROLLBACK, []);
+      await sendStatement(client, ROLLBACK, []);
     };
     throw await borrowed.failed(error, operation, began ? rollback : null);
   } finally {
-    borrowed.release();
+    release();
   }
 }

@@ -710,6 +710,36 @@ const scheduleValues = (r: PromiseScheduleRow): unknown[] => [
 ];
 
 /**
+ * The ids of the rows a write locks or changes (promises, tasks, schedules, and the callbacks,
+ * listeners and outbox entries keyed by them), and of the branch its guard reads: what the commit
+ * group keeps apart (see `commit-group.ts`). Ids of different kinds share one namespace; a clash
+ * only delays a statement to a later transaction.
+ */
+function rowIds(effects: PromiseEffects, guards: RowGuards | null, bumped: readonly string[]): string[] {
+  const ids = [
+    ...effects.promises.map((w) => w.row.id),
+    ...effects.tasks.map((w) => w.row.id),
+    ...effects.schedules.map((w) => w.row.id),
+    ...effects.schedulesDeleted,
+    ...effects.callbacksOnDeleted,
+    ...effects.callbacksOfDeleted,
+    ...effects.callbacksAdded.flatMap((c) => [c.awaited, c.awaiter]),
+    ...effects.listenersDeleted,
+    ...effects.listenersAdded.map((l) => l.promiseId),
+    ...effects.executesDeleted,
+    ...effects.outbox.map((m) => m.id),
+    ...bumped,
+  ];
+  if (guards !== null) {
+    for (const g of guards.promises) ids.push(g.id);
+    for (const t of guards.tasks) ids.push(t.id);
+    ids.push(...guards.absentTasks);
+    if (guards.branch !== null) ids.push(`branch:${guards.branch.name}`);
+  }
+  return [...new Set(ids)];
+}
+
+/**
  * See `PromiseTransaction.apply`: every effect in one statement. A promise that gains a callback
  * or a listener without being written has its revision raised (the "bump"), which tells a
  * concurrent load that waited for its lock to read its callbacks and listeners again; so does
@@ -793,8 +823,9 @@ export async function applyPromiseEffects(session: PromiseSession, sql: SqlCache
   const shape = writeShape(sql, has);
   const args = shapeValues(shape, values);
   memo.written = sent;
-  // Decided on remembered rows: the one statement of the operation when nothing went out before it.
-  if (guards !== null) await session.finish(shape.statement, args);
+  // Decided on remembered rows, or outside a transaction: a statement that stands on its own (the
+  // one statement of the operation when nothing went out before it).
+  if (guards !== null || !session.transactional) await session.finish(shape.statement, args, rowIds(effects, guards, bumped));
   else if (session.write !== undefined) await session.write(shape.statement, args);
   else await session.query(shape.statement, args);
 }

@@ -43,8 +43,9 @@ export function testPool(url: string, max = 10, options: { readonly pipeline?: b
 export function testDatabase(
   target: PgTarget,
   max?: number,
+  options: { readonly pipeline?: boolean } = {},
 ): { readonly pool: pg.Pool; schema(prefix: string): string; migratedStore(prefix: string): Promise<{ store: PostgresStore; schema: string }> } {
-  const pool = testPool(target.url ?? "postgres://unused", max);
+  const pool = testPool(target.url ?? "postgres://unused", max, options);
   const schemas: string[] = [];
   afterAll(async () => {
     for (const schema of schemas) await dropSchema(pool, schema);

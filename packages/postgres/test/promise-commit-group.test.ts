@@ -1,8 +1,8 @@
 import { InvalidInputError, type PromiseRequest, type PromiseResponse } from "@belay/contract";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { PostgresPromiseStore } from "../src/index.js";
-import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { pgTarget, testDatabase } from "./pg-target.js";
 import { CountingPool, lockWaiters } from "./promise-helpers.js";
 
 // Group commit in PostgresPromiseStore (src/commit-group.ts): operations whose whole work is one
@@ -37,34 +37,21 @@ function transactionSizes(statements: readonly string[]): number[] {
 }
 
 describe.skipIf(url === undefined)(`postgres promise group commit (${target.reason})`, () => {
-  let pool: pg.Pool;
-  let peerPool: pg.Pool;
-  const schemas: string[] = [];
+  // The pool pipelines, as a store's own pool does: group commit needs it.
+  const { pool, schema: newSchema } = testDatabase(target, 20, { pipeline: true });
   const opened: PostgresPromiseStore[] = [];
-
-  beforeAll(() => {
-    // The store's pool pipelines, as a store's own pool does: group commit needs it.
-    pool = testPool(url!, 10, { pipeline: true });
-    peerPool = testPool(url!, 10);
-  });
-
   afterAll(async () => {
     for (const store of opened) await store.close();
-    for (const schema of schemas) await dropSchema(pool, schema);
-    await pool?.end();
-    await peerPool?.end();
-    await target.stop();
   });
 
   /** A grouping store (its statements counted) and a plain one on another schema (the reference), plus a peer on the first. */
   async function stores(prefix: string, groupCommit: number) {
-    const schema = randomSchema(prefix);
-    const plainSchema = randomSchema(`${prefix}_plain`);
-    schemas.push(schema, plainSchema);
+    const schema = newSchema(prefix);
+    const plainSchema = newSchema(`${prefix}_plain`);
     const counting = new CountingPool(pool);
     const store = new PostgresPromiseStore({ pool: counting, schema, groupCommit });
-    const plain = new PostgresPromiseStore({ pool: peerPool, schema: plainSchema, groupCommit: 0 });
-    const peer = new PostgresPromiseStore({ pool: peerPool, schema, groupCommit: 0, rowCache: 0 });
+    const plain = new PostgresPromiseStore({ pool, schema: plainSchema, groupCommit: 0 });
+    const peer = new PostgresPromiseStore({ pool, schema, groupCommit: 0, rowCache: 0 });
     opened.push(store, plain, peer);
     await store.migrate();
     await plain.migrate();
@@ -145,8 +132,8 @@ describe.skipIf(url === undefined)(`postgres promise group commit (${target.reas
       // q0 goes alone (and commits); q1..q4 share the next transaction, which waits for q3's lock.
       const acquiring = ids.map((id) => store.handle(acquire(id, 0, "w"), T + 1).catch((error: unknown) => error));
       await expect(acquiring[0]).resolves.toMatchObject({ status: 200 });
-      await lockWaiters(peerPool, 1);
-      const { rows } = await peerPool.query(
+      await lockWaiters(pool, 1);
+      const { rows } = await pool.query(
         "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
       );
       expect(rows.length).toBe(1);

@@ -277,7 +277,6 @@ int fsync(int fd) { static int (*real)(int); if (!real) real = (int (*)(int))dls
   const cc = process.env["CC"] ?? "cc";
   const r = spawnSync(cc, ["-O2", "-shared", "-fPIC", "-o", object, source, "-ldl"], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`--fsync-delay-us needs a C compiler (${cc}, or set CC) to build its shim: ${(r.error?.message ?? r.stderr).trim()}`);
-  chmodSync(object, 0o755);
   return { LD_PRELOAD: object, BELAY_FSYNC_DELAY_US: String(delayUs) };
 }
 

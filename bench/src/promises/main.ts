@@ -227,7 +227,7 @@ function renderMarkdown(meta: Meta, records: readonly PromiseRecord[]): string {
     `Raw results: ${meta.raw}`,
     "",
   ].join("\n");
-  return `${header}\n${summarizePromises(records, { liveRoots: settings.live_roots })}`;
+  return `${header}\n${summarizePromises(records, { liveRoots: settings.live_roots, fsyncDelayUs: settings.fsync_delay_us ?? 0 })}`;
 }
 
 await runEntry(main, { teardown, render: renderMarkdown });

@@ -5,7 +5,7 @@
 // machine whose speed drifts. Per round: lifecycles/s, lifecycle p50 and p99, and the client's CPU
 // per lifecycle; then the medians of the rounds per side and the ratio B ÷ A.
 //
-//   cd bench && npx tsx src/tools/ab-promises.ts [--rounds 8] [--lifecycles 400] [--callers 1,10]
+//   cd bench && npx tsx src/tools/ab-promises.ts [--rounds 8] [--lifecycles 400] [--callers 1,10] [--shape lifecycle|fanout]
 //     [--b '{"rowCache":0}'] [--listen]
 //
 // A is the store's defaults; B is the defaults with `--b`'s config over them (default
@@ -14,7 +14,7 @@
 import { PostgresPromiseStore, type PostgresPromiseStoreConfig } from "@belay/postgres";
 import pg from "pg";
 import { log, throwawayCluster } from "../infra.js";
-import { type PromiseTarget, lifecycle } from "../promises/shapes.js";
+import { type PromiseTarget, type ShapeName, SHAPE_NAMES, runShape } from "../promises/shapes.js";
 import { median, percentile } from "../stats.js";
 
 const arg = (name: string, dflt: string): string => {
@@ -23,6 +23,8 @@ const arg = (name: string, dflt: string): string => {
 };
 const ROUNDS = Number(arg("rounds", "8"));
 const LIFECYCLES = Number(arg("lifecycles", "400"));
+const SHAPE = arg("shape", "lifecycle") as ShapeName;
+if (!SHAPE_NAMES.includes(SHAPE)) throw new Error(`--shape: one of ${SHAPE_NAMES.join(", ")}`);
 const CALLERS = arg("callers", "1,10").split(",").map(Number);
 
 const B = arg("b", '{"rowCache":0}');
@@ -49,7 +51,7 @@ async function round(target: PromiseTarget, tag: string, count: number, callers:
     Array.from({ length: callers }, async () => {
       for (let i = next++; i < count; i = next++) {
         const t = performance.now();
-        await lifecycle(target, `${tag}-${i}`, null);
+        await runShape(SHAPE, target, `${tag}-${i}`, null);
         latencies.push(performance.now() - t);
       }
     }),

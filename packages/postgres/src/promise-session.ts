@@ -171,8 +171,8 @@ export async function runPromiseOperation<T>(
       }
       await settle();
       if (pipelined && group !== null) {
-        // The whole operation: sent on this connection if it goes alone, else with others' on another.
-        inFlight = quiet(group.run(statement, values, keys, { client, release }));
+        // The whole operation: on this connection, alone or carrying others' with it, or with others' on another.
+        inFlight = quiet(group.run(statement, values, keys, { borrowed, release }));
       } else if (pipelined) inFlight = quiet(sendStatement(client, statement, values));
       else await sendStatement(client, statement, values);
     },

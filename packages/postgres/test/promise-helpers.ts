@@ -7,8 +7,15 @@ import type { PostgresPool, PostgresPoolClient, PostgresQueryConfig } from "../s
  */
 export class CountingPool implements PostgresPool {
   readonly statements: string[] = [];
+  /** Which connection (numbered from 0 as checked out) ran each of `statements`. */
+  readonly connections: number[] = [];
   /** How many NOTIFY statements went out since the last reset. */
   hints = 0;
+  /** How many connections were given back since the last reset. */
+  released = 0;
+  /** The connections checked out and not yet given back, by number (their backend pids). */
+  readonly out = new Map<number, number>();
+  #checkouts = 0;
   /** How long each of `statements` took, in milliseconds (client-side: the round trip and the server's work). */
   readonly durations: number[] = [];
   constructor(private readonly inner: PostgresPool) {}
@@ -16,8 +23,10 @@ export class CountingPool implements PostgresPool {
   /** Forgets what was counted. */
   reset(): void {
     this.statements.length = 0;
+    this.connections.length = 0;
     this.durations.length = 0;
     this.hints = 0;
+    this.released = 0;
   }
 
   /** The statements run since the last reset, each as its first words (BEGIN, COMMIT, WITH aw …, SELECT …). */
@@ -30,8 +39,17 @@ export class CountingPool implements PostgresPool {
     const statements = this.statements;
     const durations = this.durations;
     const counting = this;
+    const number = this.#checkouts++;
+    this.out.set(number, (client as { readonly processID?: number }).processID ?? -1);
     return new Proxy(client, {
       get(target, property, receiver) {
+        if (property === "release") {
+          return (destroy?: boolean | Error) => {
+            counting.released++;
+            counting.out.delete(number);
+            target.release(destroy);
+          };
+        }
         if (property === "query") {
           return async (config: PostgresQueryConfig) => {
             if (config.text.includes("pg_notify(")) {
@@ -39,6 +57,7 @@ export class CountingPool implements PostgresPool {
               return target.query(config);
             }
             statements.push(config.text.trim().split(/\s+/).slice(0, 3).join(" "));
+            counting.connections.push(number);
             const start = performance.now();
             try {
               return await target.query(config);

@@ -711,9 +711,9 @@ const scheduleValues = (r: PromiseScheduleRow): unknown[] => [
 
 /**
  * The ids of the rows a write locks or changes (promises, tasks, schedules, and the callbacks,
- * listeners and outbox entries keyed by them), and of the branch its guard reads: what the commit
- * group keeps apart (see `commit-group.ts`). Ids of different kinds share one namespace; a clash
- * only delays a statement to a later transaction.
+ * listeners and outbox entries keyed by them), and the branches it writes into or its guard
+ * reads: what the commit group keeps apart (see `commit-group.ts`). Ids of different kinds share
+ * one namespace; a clash only delays a statement to a later transaction.
  */
 function rowIds(effects: PromiseEffects, guards: RowGuards | null, bumped: readonly string[]): string[] {
   const ids = [
@@ -730,6 +730,11 @@ function rowIds(effects: PromiseEffects, guards: RowGuards | null, bumped: reado
     ...effects.outbox.map((m) => m.id),
     ...bumped,
   ];
+  // A promise written joins (or stays in) its branch, which another statement's guard may read.
+  for (const w of effects.promises) {
+    const branch = branchOfTags(w.row.tags);
+    if (branch !== null) ids.push(`branch:${branch}`);
+  }
   if (guards !== null) {
     for (const g of guards.promises) ids.push(g.id);
     for (const t of guards.tasks) ids.push(t.id);

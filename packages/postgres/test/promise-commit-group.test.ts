@@ -241,24 +241,31 @@ describe.skipIf(url === undefined)(`postgres promise group commit (${target.reas
         await until(`${ids.length} bumps at the group`, () => submitted.count >= before + ids.length);
         return runs;
       };
-      return { table, run, waitingRuns, counts };
+      /**
+       * a goes alone and waits for a lock; b, c and d wait behind it, then share one transaction,
+       * in which c waits for a lock held elsewhere (`onC`). Returns once that transaction is sent.
+       */
+      const stuckAtC = async () => {
+        const first = await holdRows(table, ["a"]);
+        const blockedAlone = run("a");
+        await lockWaiters(pool, 1);
+        const onC = await holdRows(table, ["c"]);
+        const [b, c, d] = (await waitingRuns(["b", "c", "d"])).map((bump) => bump.catch((error: unknown) => ({ error })));
+        await first.release();
+        expect(await blockedAlone).toEqual([{ n: 1 }]);
+        return { b: b!, c: c!, d: d!, onC };
+      };
+      return { run, stuckAtC, counts };
     }
 
     it("a lock held elsewhere: the shared transaction gives up after its lock timeout, the others are answered, the blocked one when the lock goes", async () => {
-      const { table, run, waitingRuns, counts } = await counters("timeout", ["a", "b", "c", "d"], 50);
-      const first = await holdRows(table, ["a"]);
-      const blockedAlone = run("a");
-      await lockWaiters(pool, 1);
-      // b, c and d wait for the slot, then share one transaction, in which c waits for a lock.
-      const onC = await holdRows(table, ["c"]);
-      const [b, c, d] = await waitingRuns(["b", "c", "d"]);
-      await first.release();
-      expect(await blockedAlone).toEqual([{ n: 1 }]);
+      const { stuckAtC, counts } = await counters("timeout", ["a", "b", "c", "d"], 50);
+      const { b, c, d, onC } = await stuckAtC();
       // Given up after 50 ms: b and d ran again alone and are answered; c waits alone for its lock.
       expect(await b).toEqual([{ n: 1 }]);
       expect(await d).toEqual([{ n: 1 }]);
       await lockWaiters(pool, 1);
-      expect(await isSettled(c!)).toBe(false);
+      expect(await isSettled(c)).toBe(false);
       await onC.release();
       expect(await c).toEqual([{ n: 1 }]);
       // Each bumped once: nothing of the undone transaction stayed, nothing ran twice.
@@ -266,21 +273,15 @@ describe.skipIf(url === undefined)(`postgres promise group commit (${target.reas
     });
 
     it("a connection lost in a shared transaction: every statement it carried fails with the connection's error, and nothing of them is committed", async () => {
-      const { table, run, waitingRuns, counts } = await counters("lost", ["a", "b", "c", "d"], 60_000);
-      const first = await holdRows(table, ["a"]);
-      const blockedAlone = run("a");
-      await lockWaiters(pool, 1);
-      const onC = await holdRows(table, ["c"]);
-      const outcomes = (await waitingRuns(["b", "c", "d"])).map((bump) => bump.catch((error: unknown) => error));
-      await first.release();
-      expect(await blockedAlone).toEqual([{ n: 1 }]);
+      const { run, stuckAtC, counts } = await counters("lost", ["a", "b", "c", "d"], 60_000);
+      const { b, c, d, onC } = await stuckAtC();
       // The shared transaction has bumped b and waits at c: its backend is ended.
       await lockWaiters(pool, 1);
       const { rows } = await pool.query(
         "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
       );
       expect(rows).toHaveLength(1);
-      for (const outcome of await Promise.all(outcomes)) expect(outcome).toMatchObject({ code: "57P01" });
+      for (const outcome of await Promise.all([b, c, d])) expect(outcome).toMatchObject({ error: { code: "57P01" } });
       await onC.release();
       expect(await counts()).toEqual({ a: 1, b: 0, c: 0, d: 0 });
       // The lost connection did not go back to the pool: the group goes on.

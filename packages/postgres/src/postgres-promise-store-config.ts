@@ -45,9 +45,10 @@ export interface PostgresPromiseStoreConfig extends PromiseFrontOptions {
    * operation whose whole work is one statement (a create, or an acquire or fulfill whose rows
    * the store remembers) that finds this many in flight waits, and the next one carries every
    * such operation waiting (up to 64), in one round trip and one commit; one that finds a free
-   * slot goes out at once. Operations in flight together never touch a row in common, and each
-   * is answered only once its transaction has committed. `0` turns it off (every operation
-   * commits on its own). Default 2.
+   * slot and nobody waiting goes out at once, alone. Operations in flight together never touch a
+   * row in common, and each is answered only once its transaction has committed. Needs a
+   * pipelining pool (the store's own is one). `0` turns it off (every operation commits on its
+   * own). Default 2.
    */
   readonly groupCommit?: number;
 }

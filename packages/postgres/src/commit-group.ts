@@ -1,7 +1,7 @@
 import type { QueryRow } from "@belay/contract";
 import { isConnectionError } from "./pg-errors.js";
 import type { PostgresPool, PostgresPoolClient } from "./pool.js";
-import { BEGIN_READ_COMMITTED, COMMIT, pipelining, corkableSocket, sendStatement } from "./promise-session.js";
+import { BEGIN_READ_COMMITTED, COMMIT, corkableSocket, pipelining, sendStatement } from "./promise-session.js";
 import { BorrowedClient, type Statement, adHoc } from "./session.js";
 
 /**

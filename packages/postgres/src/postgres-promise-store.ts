@@ -11,7 +11,7 @@ import { type PostgresPromiseStoreConfig, type ResolvedPostgresPromiseStoreConfi
 import { OwnedPool } from "./postgres-store-config.js";
 import { PromiseRowCache } from "./promise-row-cache.js";
 import { BEGIN_READ_COMMITTED, type PromiseSession, runPromiseOperation } from "./promise-session.js";
-import { Executor, SqlCache, adHoc } from "./session.js";
+import { Executor, SqlCache } from "./session.js";
 import { TransactionMemo, applyPromiseEffects, loadPromiseRows } from "./sql/promise-rows.js";
 import { acknowledgeOutbox, dueTimers, promiseReader, releaseOutbox, resetPromises, takeOutbox } from "./sql/promise-scans.js";
 

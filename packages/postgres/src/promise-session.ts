@@ -35,7 +35,7 @@ export interface PromiseSession extends Session {
 /** Every promise transaction says its isolation level, whatever the server's default. */
 export const BEGIN_READ_COMMITTED = adHoc("BEGIN ISOLATION LEVEL READ COMMITTED");
 export const COMMIT = adHoc("COMMIT");
-export const ROLLBACK = adHoc("ROLLBACK");
+const ROLLBACK = adHoc("ROLLBACK");
 
 export function sendStatement(client: PostgresClient, statement: Statement, values: readonly unknown[]): Promise<QueryRow[]> {
   return client

@@ -8,6 +8,7 @@ import { migrateSchema } from "../src/migrate.js";
 import { Executor } from "../src/session.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 import { countingClaims } from "./support/claims.js";
+import { until } from "./support/until.js";
 
 // `<schema>.add_job(...)` (migration 3): a job enqueued from SQL — by another language, or by a
 // trigger inside the user's transaction — passes the contract's checks, is written exactly as
@@ -43,14 +44,6 @@ async function eventually(condition: () => Promise<boolean>, what: string, timeo
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-async function until(condition: () => boolean, what: string, timeoutMs = DEADLINE_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 

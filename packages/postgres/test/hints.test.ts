@@ -7,6 +7,7 @@ import { hintChannel } from "../src/hints.js";
 import { PostgresStore } from "../src/index.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 import { countingClaims } from "./support/claims.js";
+import { until } from "./support/until.js";
 
 // Wake-up hints end to end, with the real Worker of @belay/core (its built dist): an idle
 // worker whose next poll is an hour away still starts a new job, so the hint woke it; with its
@@ -33,14 +34,6 @@ interface Core {
 const DEADLINE_MS = 30_000;
 /** A poll interval no test waits out: a job that starts was started by a hint. */
 const IDLE_POLL_MS = 3_600_000;
-
-async function until(condition: () => boolean, what: string, timeoutMs = DEADLINE_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe.skipIf(url === undefined)(`postgres wake-up hints with the core Worker (${target.reason})`, () => {
   let core: Core;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresQueryExecutor, PostgresStore, SCHEMA_VERSION } from "../src/index.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 import { rejectionCode } from "../../../tests/support/errors.mjs";
+import { until } from "./support/until.js";
 
 // What the conformance suite cannot know about this adapter: its configuration, the caller's
 // own pg transactions (savepoints, commit-time hints), retriable faults and schema versions.
@@ -14,15 +15,6 @@ const T = 1_800_000_000_000;
 
 function job(id: string, fields: Partial<NewJob> = {}): NewJob {
   return { id, jobName: "test.job", queue: "default", payload: "{}", dueAt: T, ...fields };
-}
-
-/** Waits for `condition`, failing after a deadline long enough for a loaded machine. */
-async function until(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** The code of the Belay error `action` fails with (`undefined` when it succeeds). */

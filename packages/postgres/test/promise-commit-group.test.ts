@@ -6,6 +6,7 @@ import { PostgresPromiseStore } from "../src/index.js";
 import { BorrowedClient, adHoc } from "../src/session.js";
 import { pgTarget, testDatabase } from "./pg-target.js";
 import { CountingPool, lockWaiters } from "./promise-helpers.js";
+import { until } from "./support/until.js";
 
 // Group commit in PostgresPromiseStore (src/commit-group.ts): operations whose whole work is one
 // statement, sent by concurrent callers, share a transaction and its commit. The store tests check
@@ -43,15 +44,6 @@ function transactionSizes(counting: CountingPool): number[] {
     } else if (open.has(connection) && !s.startsWith("SET LOCAL")) open.set(connection, open.get(connection)! + 1);
   });
   return sizes;
-}
-
-/** Waits until `done()` holds (20 s at most, for a loaded machine). */
-async function until(what: string, done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not within 20 s: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 /** Whether `promise` has settled (after every callback already due has run). */
@@ -122,7 +114,7 @@ describe.skipIf(url === undefined)(`postgres promise group commit (${target.reas
     counting.reset();
     const creating = Promise.all(ids.map((id) => store.handle(create(id), T)));
     // Every waiting create but one (which keeps its connection for the shared transaction) gave its connection back.
-    await until("19 connections given back", () => counting.released >= ids.length - 1);
+    await until(() => counting.released >= ids.length - 1, "19 connections given back");
     await slots.release();
     expect((await slots.answers).map((a) => a.status)).toEqual([200, 200]);
     const answers: PromiseResponse[][] = [await creating];
@@ -182,7 +174,7 @@ describe.skipIf(url === undefined)(`postgres promise group commit (${target.reas
     counting.reset();
     const ids = ["n1", "n2", "n3", "taken", "n4", "n5", "n6", "n7", "n8"];
     const creating = Promise.all(ids.map((id) => store.handle(create(id), T + 1)));
-    await until("8 connections given back", () => counting.released >= ids.length - 1);
+    await until(() => counting.released >= ids.length - 1, "8 connections given back");
     await slots.release();
     await slots.answers;
     const answers = await creating;
@@ -238,7 +230,7 @@ describe.skipIf(url === undefined)(`postgres promise group commit (${target.reas
       const waitingRuns = async (ids: readonly string[]) => {
         const before = submitted.count;
         const runs = ids.map((id) => run(id));
-        await until(`${ids.length} bumps at the group`, () => submitted.count >= before + ids.length);
+        await until(() => submitted.count >= before + ids.length, `${ids.length} bumps at the group`);
         return runs;
       };
       /**

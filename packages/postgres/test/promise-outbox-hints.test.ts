@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outboxChannel } from "../src/hints.js";
 import { PostgresPromiseStore } from "../src/index.js";
 import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
+import { until } from "./support/until.js";
 
 // `subscribeOutbox` across stores: a commit in one store (its own pool, as another server process
 // would have) wakes the outbox listener of another store on the same schema, by LISTEN/NOTIFY;
@@ -12,16 +13,6 @@ import { dropSchema, pgTarget, randomSchema, testPool } from "./pg-target.js";
 const target = await pgTarget("promise-outbox-hints.test.ts");
 const url = target.url;
 const T = 1_800_000_000_000;
-const DEADLINE_MS = 30_000;
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + DEADLINE_MS;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 describe.skipIf(url === undefined)(`postgres promise outbox hints (${target.reason})`, () => {
   const schema = randomSchema("phints");
   let writerPool: pg.Pool;
